@@ -1,0 +1,312 @@
+"""The normalized conversation model every reader produces and every strategy consumes.
+
+A :class:`Conversation` is an ordered tuple of immutable :class:`Message` objects plus what the log told us about
+the run (tool schemas, provider-reported usage, the log's own compactions, load warnings). One assistant message is
+one LLM output, so the LLM calls ("steps") of a run are exactly its assistant messages.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+
+#: Meta key under which strategies record what they did to a message (Haystack's ``context_compaction``).
+COMPACTION_META_KEY = "context_compaction"
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """An image part; only its description is kept (the bytes never matter for counting)."""
+
+    mime_type: str | None = None
+    detail: str | None = None
+    source: str | None = None  # url or "base64", for display only
+    meta: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class File:
+    """A file/document part."""
+
+    filename: str | None = None
+    mime_type: str | None = None
+    size_bytes: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+
+ResultPart = str | Image | File
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A call the model asked for. ``arguments`` is the decoded JSON object (or ``{"_raw": text}`` if undecodable)."""
+
+    id: str | None
+    name: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] | None = field(default=None, compare=False)
+
+    def arguments_json(self) -> str:
+        """Arguments as compact JSON text (what an OpenAI-style log stores)."""
+        return json.dumps(self.arguments, ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The answer to one tool call; ``origin`` is the call it answers (rebuilt by id when the log omits it)."""
+
+    origin: ToolCall
+    result: str | tuple[ResultPart, ...]
+    error: bool = False
+
+    @property
+    def call_id(self) -> str | None:
+        return self.origin.id
+
+    @property
+    def tool_name(self) -> str:
+        return self.origin.name
+
+    @property
+    def text(self) -> str:
+        """The result as plain text: parts joined with no separator, non-text parts as short placeholders."""
+        if isinstance(self.result, str):
+            return self.result
+        return "".join(part if isinstance(part, str) else placeholder(part) for part in self.result)
+
+
+def placeholder(part: Image | File) -> str:
+    """The short stand-in Haystack's counters measure for a non-text part."""
+    if isinstance(part, Image):
+        return "<image>"
+    return f"<file: {part.filename or 'unnamed'}>"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Message:
+    """One chat message. Immutable: strategies build new messages with :func:`dataclasses.replace`.
+
+    Equality is identity (``eq=False``) so messages can key per-message caches cheaply; use :meth:`same_content`
+    to compare by value.
+    """
+
+    role: Role
+    texts: tuple[str, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_result: ToolResult | None = None
+    reasoning: tuple[str, ...] = ()
+    images: tuple[Image, ...] = ()
+    files: tuple[File, ...] = ()
+    name: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """All text parts joined by newlines."""
+        return "\n".join(self.texts)
+
+    @property
+    def is_tool_result(self) -> bool:
+        return self.tool_result is not None
+
+    def same_content(self, other: Message) -> bool:
+        """Value equality of everything that is sent to a model (meta excluded)."""
+        return (
+            self.role == other.role
+            and self.texts == other.texts
+            and self.tool_calls == other.tool_calls
+            and self.tool_result == other.tool_result
+            and self.reasoning == other.reasoning
+            and self.images == other.images
+            and self.files == other.files
+            and self.name == other.name
+        )
+
+    def with_meta(self, **updates: Any) -> Message:
+        """A copy with ``meta`` extended by ``updates``."""
+        return replace(self, meta={**self.meta, **updates})
+
+    def preview(self, limit: int = 120) -> str:
+        """A one-line description for tables and hover texts."""
+        if self.tool_result is not None:
+            body = f"{self.tool_result.tool_name} → {self.tool_result.text}"
+        elif self.tool_calls:
+            calls = ", ".join(f"{c.name}({json.dumps(c.arguments, ensure_ascii=False)})" for c in self.tool_calls)
+            body = (self.text + " " if self.text else "") + calls
+        else:
+            body = self.text or ("<reasoning>" if self.reasoning else "<no content>")
+        body = " ".join(body.split())
+        return body if len(body) <= limit else body[: limit - 1] + "…"
+
+
+def system(text: str, **meta: Any) -> Message:
+    """A system message with one text part."""
+    return Message(role="system", texts=(text,), meta=meta)
+
+
+def user(text: str, **meta: Any) -> Message:
+    """A user message with one text part."""
+    return Message(role="user", texts=(text,), meta=meta)
+
+
+def assistant(text: str | None = None, tool_calls: Iterable[ToolCall] = (), **meta: Any) -> Message:
+    """An assistant message; ``text=None`` means no text part at all."""
+    return Message(role="assistant", texts=() if text is None else (text,), tool_calls=tuple(tool_calls), meta=meta)
+
+
+def tool(call: ToolCall, result: str, error: bool = False, **meta: Any) -> Message:
+    """A tool message answering ``call``."""
+    return Message(role="tool", tool_result=ToolResult(origin=call, result=result, error=error), meta=meta)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSchema:
+    """A tool definition as sent to the model (``name``, ``description``, JSON-schema ``parameters``)."""
+
+    name: str
+    description: str = ""
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+
+    def spec(self) -> dict[str, Any]:
+        """The ``{"name", "description", "parameters"}`` dict Haystack renders for counting."""
+        return {"name": self.name, "description": self.description, "parameters": dict(self.parameters)}
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Provider-reported usage of one LLM call."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_write_5m_tokens: int = 0
+    cache_write_1h_tokens: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Everything the model read: uncached input + cache reads + cache writes."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class LoadWarning:
+    """Something in the log that was skipped or repaired while reading it."""
+
+    message: str
+    line: int | None = None
+    field: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"line": self.line, "message": self.message, **({"field": self.field} if self.field else {})}
+
+
+@dataclass(frozen=True, slots=True)
+class LogEvent:
+    """A compaction the real agent performed, as recorded in the log (e.g. Claude Code ``compact_boundary``)."""
+
+    message_index: int  # position in the conversation before which it happened
+    kind: str  # "compaction"
+    trigger: str | None = None  # "auto" / "manual"
+    pre_tokens: int | None = None
+    post_tokens: int | None = None
+    summary: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a conversation came from."""
+
+    format: str
+    path: str | None = None
+    conversation_id: str = "0"
+    warnings: tuple[LoadWarning, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Conversation:
+    """A loaded agent run: messages in order plus what the log says about them."""
+
+    messages: tuple[Message, ...]
+    tools: tuple[ToolSchema, ...] = ()
+    source: Source = field(default_factory=lambda: Source(format="python"))
+    #: provider-reported usage keyed by the index of the assistant message the call produced
+    usage: Mapping[int, Usage] = field(default_factory=dict)
+    #: the log's own compactions
+    events: tuple[LogEvent, ...] = ()
+    #: message indices that hold the log's own compaction summaries (left out of simulated runs by default)
+    log_summary_indices: frozenset[int] = frozenset()
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    @property
+    def id(self) -> str:
+        return self.source.conversation_id
+
+    @property
+    def format(self) -> str:
+        return self.source.format
+
+    @property
+    def warnings(self) -> tuple[LoadWarning, ...]:
+        return self.source.warnings
+
+    @property
+    def llm_call_indices(self) -> list[int]:
+        """Indices of the assistant messages: one per LLM call."""
+        return [i for i, m in enumerate(self.messages) if m.role == "assistant"]
+
+    @property
+    def tool_call_count(self) -> int:
+        return sum(len(m.tool_calls) for m in self.messages)
+
+    @property
+    def tool_result_count(self) -> int:
+        return sum(1 for m in self.messages if m.tool_result is not None)
+
+    @property
+    def tool_names(self) -> list[str]:
+        """Tool names seen in calls, in first-seen order."""
+        seen: dict[str, None] = {}
+        for m in self.messages:
+            for c in m.tool_calls:
+                seen.setdefault(c.name, None)
+        return list(seen)
+
+    def summary(self) -> dict[str, Any]:
+        """The per-conversation object of ``info --json``."""
+        return {
+            "id": self.id,
+            "messages": len(self.messages),
+            "llm_calls": len(self.llm_call_indices),
+            "tool_calls": self.tool_call_count,
+            "tool_results": self.tool_result_count,
+            "tools": self.tool_names,
+            "reported_usage": bool(self.usage),
+            "log_compactions": len(self.events),
+        }
+
+
+def structural_warnings(messages: Iterable[Message]) -> list[LoadWarning]:
+    """Warnings for results with no earlier call and calls that are never answered."""
+    warnings: list[LoadWarning] = []
+    open_calls: dict[str, int] = {}
+    for index, m in enumerate(messages):
+        for c in m.tool_calls:
+            if c.id:
+                open_calls[c.id] = index
+        if m.tool_result is not None:
+            cid = m.tool_result.call_id
+            if cid and cid in open_calls:
+                del open_calls[cid]
+            elif cid:
+                warnings.append(LoadWarning(f"message {index}: tool result for call id {cid!r} has no earlier call"))
+    for cid, index in open_calls.items():
+        warnings.append(LoadWarning(f"message {index}: tool call {cid!r} is never answered"))
+    return warnings

@@ -1,0 +1,89 @@
+"""Log formats: detection, reading into :class:`~compaction.conversation.Conversation`, and writing back."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+from ..conversation import Conversation
+from .base import Document, FormatInfo, LoadError, formats, parse_document, read_path, register_format
+
+def load_all() -> None:
+    """Import every format module of this package (each registers itself; idempotent)."""
+    for module in pkgutil.iter_modules(__path__):
+        if module.name != "base":
+            importlib.import_module(f"{__name__}.{module.name}")
+
+
+def detect(doc: Document) -> tuple[FormatInfo, list[str]]:
+    """The first format that fits, and the reasons the earlier ones did not; ``LoadError`` if none fits."""
+    reasons: list[str] = []
+    for info in sorted(formats().values(), key=lambda f: f.priority):
+        why = info.detect(doc)
+        if why is None:
+            return info, reasons
+        reasons.append(f"{info.name}: {why}")
+    raise LoadError(doc.path, "unknown log format. Tried: " + "; ".join(reasons))
+
+
+def load_all_conversations(source: str | Path | bytes, format: str | None = None, name: str | None = None
+                           ) -> list[Conversation]:
+    """Every conversation in a log (a file path, or its bytes with an optional display ``name``)."""
+    if isinstance(source, (bytes, bytearray)):
+        data, path = bytes(source), name
+    else:
+        data, path = read_path(source), name or str(source)
+    doc = parse_document(data, path)
+    if format:
+        known = formats()
+        if format not in known:
+            raise LoadError(path, f"unknown format {format!r}; known formats: {', '.join(known)}")
+        info = known[format]
+        why = info.detect(doc)
+        if why is not None:
+            raise LoadError(path, f"does not look like {info.title}: {why}")
+    else:
+        info, _ = detect(doc)
+    conversations = info.read(doc)
+    if doc.bad_lines:
+        conversations = [_with_bad_lines(c, doc) for c in conversations]
+    if not conversations:
+        raise LoadError(path, f"no conversation found in this {info.title} log")
+    return conversations
+
+
+def _with_bad_lines(conv: Conversation, doc: Document) -> Conversation:
+    from dataclasses import replace
+
+    return replace(conv, source=replace(conv.source, warnings=(*doc.bad_lines, *conv.source.warnings)))
+
+
+def load(source: str | Path | bytes, format: str | None = None, conversation: str | None = None,
+         name: str | None = None) -> Conversation:
+    """Load one conversation (the first, or the one with id ``conversation``)."""
+    conversations = load_all_conversations(source, format, name)
+    if conversation is None:
+        return conversations[0]
+    for conv in conversations:
+        if conv.id == str(conversation):
+            return conv
+    ids = ", ".join(c.id for c in conversations)
+    raise LoadError(name or (None if isinstance(source, bytes) else str(source)),
+                    f"no conversation {conversation!r} in this log; its conversations are: {ids}")
+
+
+def write(conv: Conversation, format: str):
+    """The JSON value ``convert --to format`` writes."""
+    known = formats()
+    info = known.get(format)
+    if info is None or info.write is None:
+        writable = ", ".join(n for n, f in known.items() if f.write is not None)
+        raise ValueError(f"cannot write format {format!r}; writable formats: {writable}")
+    return info.write(conv)
+
+
+__all__ = [
+    "Document", "FormatInfo", "LoadError", "detect", "formats", "load", "load_all_conversations", "parse_document",
+    "register_format", "write",
+]

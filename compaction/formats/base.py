@@ -1,0 +1,142 @@
+"""Format registry, the typed load error, and the JSON / JSONL document reader every format shares."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..conversation import Conversation, LoadWarning
+
+class LoadError(ValueError):
+    """A log that cannot be read: names the file, the line or field, and what was expected."""
+
+    def __init__(self, path: str | None, message: str, line: int | None = None, field: str | None = None) -> None:
+        self.path = path
+        self.line = line
+        self.field = field
+        self.reason = message
+        where = path or "<input>"
+        if line is not None:
+            where += f", line {line}"
+        if field:
+            where += f", field {field!r}"
+        super().__init__(f"{where}: {message}")
+
+
+@dataclass
+class Document:
+    """A parsed log file: one JSON value, or JSONL records with the lines that failed to parse."""
+
+    path: str | None
+    kind: str  # "json" | "jsonl"
+    value: Any = None  # for json
+    records: list[tuple[int, Any]] = field(default_factory=list)  # for jsonl: (line number, value)
+    bad_lines: list[LoadWarning] = field(default_factory=list)
+    raw: bytes | None = None  # kept only for binary formats (zip)
+
+
+@dataclass(frozen=True)
+class FormatInfo:
+    """A log format: how to recognise it, read it and (optionally) write it."""
+
+    name: str
+    title: str
+    #: returns None when the document fits, else a short reason why not
+    detect: Callable[[Document], str | None]
+    read: Callable[[Document], list[Conversation]]
+    write: Callable[[Conversation], Any] | None = None
+    extensions: tuple[str, ...] = (".json",)
+    description: str = ""
+    #: detection order: lower first. Specific shapes (distinctive keys) low, generic ones (plain message lists) high.
+    priority: int = 50
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "extensions": list(self.extensions),
+            "writable": self.write is not None,
+            "description": self.description,
+        }
+
+
+_FORMATS: dict[str, FormatInfo] = {}
+
+
+def register_format(info: FormatInfo) -> FormatInfo:
+    if info.name in _FORMATS:
+        raise ValueError(f"format {info.name!r} registered twice")
+    _FORMATS[info.name] = info
+    return info
+
+
+def formats() -> dict[str, FormatInfo]:
+    """All registered formats, in detection order."""
+    from . import load_all
+
+    load_all()
+    return dict(_FORMATS)
+
+
+def parse_document(data: bytes, path: str | None = None) -> Document:
+    """Decode bytes as UTF-8 JSON, or as JSONL where each bad line is reported and skipped."""
+    if data[:4] == b"PK\x03\x04":
+        return Document(path, "zip", raw=data)
+    if not data.strip():
+        raise LoadError(path, "the file is empty; expected a JSON or JSONL agent log")
+    if b"\x00" in data[:4096]:
+        raise LoadError(path, "this looks like a binary file; expected a JSON or JSONL agent log (UTF-8 text)")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise LoadError(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})", line=line) from None
+    try:
+        return Document(path, "json", value=json.loads(text))
+    except RecursionError:
+        raise LoadError(path, "JSON nested too deeply to be an agent log") from None
+    except json.JSONDecodeError as whole_error:
+        records, bad = _parse_lines(text)
+        if not records:
+            raise LoadError(
+                path, f"not valid JSON ({whole_error.msg}) and no line parses as JSONL", line=whole_error.lineno
+            ) from None
+        if len(records) == 1 and not bad:
+            raise LoadError(path, f"not valid JSON: {whole_error.msg}", line=whole_error.lineno) from None
+        return Document(path, "jsonl", records=records, bad_lines=bad)
+
+
+def _parse_lines(text: str) -> tuple[list[tuple[int, Any]], list[LoadWarning]]:
+    records: list[tuple[int, Any]] = []
+    bad: list[LoadWarning] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append((number, json.loads(line)))
+        except (json.JSONDecodeError, RecursionError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            bad.append(LoadWarning(f"skipped: not valid JSON ({reason})", line=number))
+    return records, bad
+
+
+def iter_records(doc: Document) -> Iterator[tuple[int | None, Any]]:
+    """(line, value) pairs: JSONL records, or the elements of a top-level JSON list."""
+    if doc.kind == "jsonl":
+        yield from doc.records
+    elif isinstance(doc.value, list):
+        for item in doc.value:
+            yield None, item
+    else:
+        yield None, doc.value
+
+
+def read_path(path: str | Path) -> bytes:
+    """Read a file, turning OS errors into a :class:`LoadError`."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise LoadError(str(path), f"cannot read the file ({exc.strerror or exc})") from None

@@ -1,0 +1,239 @@
+"""OpenAI chat-completions message lists: bare lists, ``{"messages": [...]}``, and request/response logs
+(LiteLLM / OpenHands completion dumps with ``messages`` + ``response``), including legacy ``function_call``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..conversation import (
+    Conversation,
+    Image,
+    LoadWarning,
+    Message,
+    Source,
+    ToolCall,
+    ToolResult,
+    ToolSchema,
+    structural_warnings,
+)
+from .base import Document, FormatInfo, LoadError, register_format
+
+_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool",
+          "function": "tool"}
+
+
+def _messages_and_tools(value: Any) -> tuple[list | None, list, dict | None]:
+    """(messages, tools, response message) from the accepted top-level shapes."""
+    if isinstance(value, list):
+        return value, [], None
+    if not isinstance(value, Mapping):
+        return None, [], None
+    messages = value.get("messages")
+    tools = value.get("tools") or (value.get("kwargs") or {}).get("tools") or []
+    response = value.get("response")
+    reply = None
+    if isinstance(response, Mapping):
+        choices = response.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
+            reply = choices[0].get("message")
+    return (messages if isinstance(messages, list) else None), (tools if isinstance(tools, list) else []), reply
+
+
+def detect(doc: Document) -> str | None:
+    if doc.kind != "json":
+        return "not a single JSON document"
+    messages, _, _ = _messages_and_tools(doc.value)
+    if messages is None:
+        return "no list of messages (expected a list, or an object with a 'messages' list)"
+    if not messages:
+        return "the message list is empty"
+    for i, m in enumerate(messages[:50]):
+        if not isinstance(m, Mapping) or m.get("role") not in _ROLES:
+            return f"message {i} has no OpenAI role (system/user/assistant/tool)"
+        content = m.get("content")
+        if content is not None and not isinstance(content, (str, list)):
+            return f"message {i}: 'content' is neither text nor a list of parts"
+        if isinstance(content, list) and any(isinstance(p, Mapping) and p.get("type") == "tool_result" for p in content):
+            return "content blocks are Anthropic-style (tool_result)"
+    return None
+
+
+def _content(content: Any, where: str, warnings: list[LoadWarning]) -> tuple[tuple[str, ...], tuple[Image, ...]]:
+    if content is None:
+        return (), ()
+    if isinstance(content, str):
+        return ((content,) if content != "" else ()), ()
+    texts: list[str] = []
+    images: list[Image] = []
+    if not isinstance(content, list):
+        warnings.append(LoadWarning(f"{where}: 'content' is {type(content).__name__}, expected text or parts",
+                                    field="content"))
+        return (), ()
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, Mapping):
+            kind = part.get("type")
+            if kind in ("text", "input_text", "output_text") or (kind is None and "text" in part):
+                texts.append(str(part.get("text", "")))
+            elif kind in ("image_url", "input_image", "image"):
+                url = part.get("image_url")
+                url = url.get("url") if isinstance(url, Mapping) else url
+                detail = (part.get("image_url") or {}).get("detail") if isinstance(part.get("image_url"), Mapping) else None
+                source = "base64" if isinstance(url, str) and url.startswith("data:") else url
+                images.append(Image(mime_type=_data_mime(url), detail=detail, source=source))
+            else:
+                warnings.append(LoadWarning(f"{where}: content part of type {kind!r} kept as text", field="content"))
+                texts.append(json.dumps(part, ensure_ascii=False))
+    return tuple(texts), tuple(images)
+
+
+def _data_mime(url: Any) -> str | None:
+    if isinstance(url, str) and url.startswith("data:"):
+        return url[5:].split(";", 1)[0] or None
+    return None
+
+
+def parse_arguments(raw: Any, where: str, warnings: list[LoadWarning]) -> dict[str, Any]:
+    """Tool-call arguments: a JSON object string (or object). Undecodable text is kept under ``_raw``."""
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            warnings.append(LoadWarning(f"{where}: tool-call arguments are not valid JSON; kept as raw text",
+                                        field="arguments"))
+            return {"_raw": raw}
+        return value if isinstance(value, dict) else {"_value": value}
+    return {"_value": raw}
+
+
+def read_messages(raw_messages: list, path: str | None, tools_raw: list = ()) -> tuple[list[Message], list[ToolSchema],
+                                                                                       list[LoadWarning]]:
+    """Convert OpenAI chat messages; each malformed message costs itself only (with a warning)."""
+    warnings: list[LoadWarning] = []
+    calls: dict[str, ToolCall] = {}
+    last_function_call: ToolCall | None = None
+    out: list[Message] = []
+    for i, m in enumerate(raw_messages):
+        where = f"message {i}"
+        if not isinstance(m, Mapping):
+            warnings.append(LoadWarning(f"{where}: skipped, expected an object, got {type(m).__name__}"))
+            continue
+        role = _ROLES.get(m.get("role"))
+        if role is None:
+            warnings.append(LoadWarning(f"{where}: skipped, unknown role {m.get('role')!r}", field="role"))
+            continue
+        texts, images = _content(m.get("content"), where, warnings)
+        reasoning = tuple(r for r in (m.get("reasoning_content"), m.get("reasoning")) if isinstance(r, str) and r)
+        meta = {k: m[k] for k in ("id", "timestamp", "created") if k in m}
+        if role == "assistant":
+            tool_calls: list[ToolCall] = []
+            for j, tc in enumerate(m.get("tool_calls") or []):
+                fn = tc.get("function") if isinstance(tc, Mapping) else None
+                if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
+                    warnings.append(LoadWarning(f"{where}: tool call {j} skipped, expected function.name",
+                                                field="tool_calls"))
+                    continue
+                call = ToolCall(tc.get("id"), fn["name"], parse_arguments(fn.get("arguments"), where, warnings))
+                tool_calls.append(call)
+                if call.id:
+                    calls[call.id] = call
+            fc = m.get("function_call")
+            if isinstance(fc, Mapping) and isinstance(fc.get("name"), str):
+                call = ToolCall(None, fc["name"], parse_arguments(fc.get("arguments"), where, warnings))
+                tool_calls.append(call)
+                last_function_call = call
+            out.append(Message("assistant", texts, tuple(tool_calls), None, reasoning, images, (), m.get("name"), meta))
+        elif role == "tool":
+            call_id = m.get("tool_call_id")
+            if m.get("role") == "function":
+                origin = last_function_call or ToolCall(None, str(m.get("name") or "function"))
+            elif isinstance(call_id, str) and call_id in calls:
+                origin = calls[call_id]
+            else:
+                origin = ToolCall(call_id if isinstance(call_id, str) else None, str(m.get("name") or "unknown_tool"))
+            text = "".join(texts)
+            result: str | tuple = text if not images else (*texts, *images)
+            out.append(Message("tool", tool_result=ToolResult(origin, result, bool(m.get("is_error", False))),
+                               meta=meta))
+        else:
+            out.append(Message(role, texts, (), None, reasoning, images, (), m.get("name"), meta))
+    tools = [t for t in (_tool_schema(t) for t in tools_raw) if t is not None]
+    return out, tools, warnings
+
+
+def _tool_schema(raw: Any) -> ToolSchema | None:
+    if not isinstance(raw, Mapping):
+        return None
+    fn = raw.get("function") if isinstance(raw.get("function"), Mapping) else raw
+    name = fn.get("name")
+    if not isinstance(name, str):
+        return None
+    return ToolSchema(name, str(fn.get("description") or ""), fn.get("parameters") or fn.get("input_schema") or {})
+
+
+def read(doc: Document) -> list[Conversation]:
+    messages, tools_raw, reply = _messages_and_tools(doc.value)
+    if messages is None:
+        raise LoadError(doc.path, "expected a list of chat messages", field="messages")
+    raw = list(messages) + ([reply] if isinstance(reply, Mapping) else [])
+    out, tools, warnings = read_messages(raw, doc.path, tools_raw)
+    warnings += structural_warnings(out)
+    return [Conversation(tuple(out), tuple(tools), Source("openai", doc.path, "0", tuple(warnings)))]
+
+
+# --------------------------------------------------------------------------------------------------- writer
+def message_to_openai(m: Message) -> dict[str, Any]:
+    """One message as chat-completions JSON."""
+    if m.tool_result is not None:
+        return {"role": "tool", "tool_call_id": m.tool_result.call_id, "content": m.tool_result.text}
+    out: dict[str, Any] = {"role": m.role}
+    if m.images:
+        out["content"] = [{"type": "text", "text": t} for t in m.texts] + [
+            {"type": "image_url", "image_url": {"url": img.source or ""}} for img in m.images
+        ]
+    else:
+        out["content"] = m.text if m.texts else (None if m.tool_calls else "")
+    if m.name:
+        out["name"] = m.name
+    if m.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {
+                    "name": c.name,
+                    "arguments": c.arguments["_raw"] if set(c.arguments) == {"_raw"} else c.arguments_json(),
+                },
+            }
+            for c in m.tool_calls
+        ]
+    return out
+
+
+def write(conv: Conversation) -> dict[str, Any]:
+    """``{"messages": [...], "tools": [...]}`` (tools omitted when the log had none)."""
+    out: dict[str, Any] = {"messages": [message_to_openai(m) for m in conv.messages]}
+    if conv.tools:
+        out["tools"] = [{"type": "function", "function": t.spec()} for t in conv.tools]
+    return out
+
+
+register_format(
+    FormatInfo(
+        name="openai",
+        title="OpenAI chat completions",
+        detect=detect,
+        read=read,
+        write=write,
+        priority=90,
+        description="Chat-completions messages (tool_calls, role tool): a bare list, {messages, tools}, or a "
+        "request/response log with messages + response.",
+    )
+)

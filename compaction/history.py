@@ -1,0 +1,105 @@
+"""What a strategy works on: the stored history as a list of :class:`Entry` objects.
+
+An entry wraps the message as it is currently stored, and remembers which original message of the loaded
+conversation it stands for. Fates (kept / pruned / collapsed / dropped / inserted) are derived from entries, so
+strategies never bookkeep fates themselves: they replace, exclude, remove or insert entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from .conversation import Message
+
+Fate = Literal["kept", "pruned", "collapsed", "dropped", "inserted"]
+FATES: tuple[str, ...] = ("kept", "pruned", "collapsed", "dropped", "inserted")
+#: what an inserted entry is, for colouring and explanations
+InsertKind = Literal["summary", "digest", "note", "reinserted"]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Entry:
+    """One stored message.
+
+    ``origin`` is the index of the original message in the loaded conversation (``None`` for an inserted message).
+    ``pruned`` marks an original whose content was replaced in place (placeholder, offload pointer, mask…).
+    ``excluded`` is Agent Framework's sticky flag: the entry stays stored but is not sent.
+    ``represents`` lists the originals an inserted summary or digest stands for (transitively, through earlier
+    summaries), which turns their fate into ``collapsed`` while it is sent.
+    """
+
+    message: Message
+    origin: int | None
+    pruned: bool = False
+    excluded: bool = False
+    exclude_reason: str | None = None
+    inserted: InsertKind | None = None
+    represents: tuple[int, ...] = ()
+    #: free-form facts the UI shows (e.g. {"tier": "historical_turns"})
+    info: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def fate(self) -> Fate:
+        """The entry's own state while stored (``collapsed``/``dropped`` only apply to missing originals)."""
+        if self.inserted is not None:
+            return "inserted"
+        return "pruned" if self.pruned else "kept"
+
+    def replaced(self, message: Message, **info) -> Entry:
+        """This original with its content replaced in place (fate ``pruned``)."""
+        return replace(self, message=message, pruned=True, info={**self.info, **info})
+
+    def excluded_as(self, reason: str) -> Entry:
+        return replace(self, excluded=True, exclude_reason=reason)
+
+
+def original(message: Message, index: int) -> Entry:
+    """The entry for original message ``index``, as first appended."""
+    return Entry(message=message, origin=index)
+
+
+def inserted(message: Message, kind: InsertKind, covers: Iterable[Entry] = (), **info) -> Entry:
+    """A new message standing for ``covers`` (their originals and whatever they themselves represented)."""
+    represented: dict[int, None] = {}
+    for e in covers:
+        if e.origin is not None and e.inserted is None:
+            represented[e.origin] = None
+        for o in e.represents:
+            represented[o] = None
+    return Entry(message=message, origin=None, inserted=kind, represents=tuple(represented), info=info)
+
+
+def sent(entries: Sequence[Entry]) -> list[Entry]:
+    """The entries a model call would receive (excluded ones left out)."""
+    return [e for e in entries if not e.excluded]
+
+
+def messages_of(entries: Iterable[Entry]) -> list[Message]:
+    return [e.message for e in entries]
+
+
+def fates_of(entries: Sequence[Entry], upto: int, skip: frozenset[int] = frozenset()) -> dict[int, Fate]:
+    """Fate of each original ``0..upto-1`` not in ``skip`` given the stored entries (non-kept fates only)."""
+    present: dict[int, Entry] = {}
+    represented: set[int] = set()
+    for e in entries:
+        if e.excluded:
+            continue
+        if e.origin is not None:
+            present[e.origin] = e
+        represented.update(e.represents)
+    fates: dict[int, Fate] = {}
+    for i in range(upto):
+        if i in skip:
+            continue
+        e = present.get(i)
+        if e is not None:
+            if e.pruned:
+                fates[i] = "pruned"
+        elif i in represented:
+            fates[i] = "collapsed"
+        else:
+            fates[i] = "dropped"
+    return fates

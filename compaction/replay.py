@@ -1,0 +1,338 @@
+"""The replay engine: what an agent with a given compaction setup would have sent, LLM call by LLM call.
+
+For each message of the log, in order: if it is an assistant message, an LLM call produced it, so the setup's
+runner measures the stored history and may compact it just before that call; then the message is appended.
+Compaction is persistent (rewrites and exclusion flags stay), except for strategies that the framework applies as a
+projection of the raw history. The replay keeps one snapshot of the stored history per compaction, not a copy per
+step, and rebuilds the context of any call on demand.
+
+Replay assumes the agent would have acted the same after compaction — the standard offline-replay assumption that
+makes runs comparable.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .conversation import Conversation, Message
+from .history import Entry, Fate, fates_of, original
+from .strategies import RunContext, StrategyInfo, get_strategy
+from .tokens import Counter, make_counter
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One LLM call of a replay."""
+
+    step: int
+    message_index: int
+    tokens_uncompacted: int
+    tokens_before: int
+    tokens_sent: int
+    triggered: bool
+    compacted: bool
+    target: int | None
+    note: str
+    snapshot: int
+    model_calls: tuple[Mapping[str, int], ...] = ()
+
+    @property
+    def declined(self) -> bool:
+        """Triggered, but the strategy found nothing it may compact."""
+        return self.triggered and not self.compacted
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    entries: tuple[Entry, ...]
+    next_original: int  # originals from here on were appended after the snapshot
+
+
+@dataclass(frozen=True)
+class ContextItem:
+    """One message as it stands in a call's context (or, with ``include_removed``, as it was removed)."""
+
+    index: int | None
+    fate: Fate
+    message: Message
+    original: Message | None
+    excluded_reason: str | None = None
+    represents: tuple[int, ...] = ()
+    inserted_kind: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        m = self.message
+        out: dict[str, Any] = {
+            "index": self.index,
+            "fate": self.fate,
+            "role": m.role,
+            "text": m.tool_result.text if m.tool_result is not None else m.text,
+            "tool_calls": [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in m.tool_calls],
+            "tool_call_id": m.tool_result.call_id if m.tool_result is not None else None,
+            "tool_name": m.tool_result.tool_name if m.tool_result is not None else None,
+        }
+        if self.represents:
+            out["represents"] = list(self.represents)
+        if self.inserted_kind:
+            out["inserted_kind"] = self.inserted_kind
+        return out
+
+
+@dataclass
+class Replay:
+    """The result of replaying one conversation under one setup."""
+
+    conversation: Conversation
+    strategy: StrategyInfo
+    params: dict[str, Any]
+    counter: Counter
+    context_window: int
+    compact_at: float
+    compact_to: float
+    steps: list[Step]
+    lines: dict[str, float]
+    persistence: str
+    skipped: frozenset[int] = frozenset()
+    _snapshots: list[_Snapshot] = field(default_factory=list, repr=False)
+    _fates_cache: dict[int, dict[int, Fate]] = field(default_factory=dict, repr=False)
+
+    # ------------------------------------------------------------------------------------------------- queries
+    def _step(self, k: int) -> Step:
+        if not 0 <= k < len(self.steps):
+            raise IndexError(f"step {k} out of range: this replay has {len(self.steps)} LLM calls (0–{len(self.steps) - 1})")
+        return self.steps[k]
+
+    def entries_at(self, k: int) -> list[Entry]:
+        """The stored history right before call ``k`` (after any compaction at ``k``), excluded entries included."""
+        step = self._step(k)
+        snap = self._snapshots[step.snapshot]
+        tail = [
+            original(self.conversation.messages[i], i)
+            for i in range(snap.next_original, step.message_index)
+            if i not in self.skipped
+        ]
+        return [*snap.entries, *tail]
+
+    def fates_at(self, k: int) -> dict[int, Fate]:
+        """Non-kept fates of the originals before call ``k`` (index → fate)."""
+        step = self._step(k)
+        fates = self._fates_cache.get(step.snapshot)
+        if fates is None:
+            snap = self._snapshots[step.snapshot]
+            fates = self._fates_cache[step.snapshot] = fates_of(snap.entries, snap.next_original, self.skipped)
+        return fates
+
+    def context_at(self, k: int, include_removed: bool = False) -> list[ContextItem]:
+        """What call ``k`` sent, in order. With ``include_removed``, collapsed and dropped originals are listed too,
+        at their original position, so two setups can be aligned message by message."""
+        entries = self.entries_at(k)
+        fates = self.fates_at(k)
+        originals = self.conversation.messages
+        items: list[ContextItem] = []
+        for e in entries:
+            if e.excluded:
+                if include_removed and e.origin is not None:
+                    items.append(ContextItem(e.origin, fates.get(e.origin, "dropped"), originals[e.origin],
+                                             originals[e.origin], e.exclude_reason))
+                continue
+            if e.origin is None:
+                items.append(ContextItem(None, "inserted", e.message, None, represents=e.represents,
+                                         inserted_kind=e.inserted))
+            else:
+                items.append(ContextItem(e.origin, "pruned" if e.pruned else "kept", e.message, originals[e.origin]))
+        if include_removed:
+            present = {i.index for i in items if i.index is not None}
+            removed = [
+                ContextItem(i, fate, originals[i], originals[i])
+                for i, fate in fates.items()
+                if fate in ("collapsed", "dropped") and i not in present
+            ]
+            items = _merge_by_origin(items, removed)
+        return items
+
+    # ------------------------------------------------------------------------------------------------- summaries
+    def summary(self) -> dict[str, Any]:
+        """The ``summary`` object of ``replay --json``."""
+        sent = [s.tokens_sent for s in self.steps]
+        return {
+            "llm_calls": len(self.steps),
+            "compactions": sum(s.compacted for s in self.steps),
+            "declined_triggers": sum(s.declined for s in self.steps),
+            "peak_tokens_sent": max(sent, default=0),
+            "total_tokens_sent": sum(sent),
+            "total_tokens_uncompacted": sum(s.tokens_uncompacted for s in self.steps),
+            "tokens_saved": sum(s.tokens_uncompacted for s in self.steps) - sum(sent),
+            "summarizer_calls": sum(len(s.model_calls) for s in self.steps),
+        }
+
+    def policy_json(self) -> dict[str, Any]:
+        return {"context_window": self.context_window, "compact_at": self.compact_at, "compact_to": self.compact_to}
+
+    def step_json(self, s: Step) -> dict[str, Any]:
+        fates = self.fates_at(s.step)
+        grouped: dict[str, list[int]] = {"pruned": [], "collapsed": [], "dropped": []}
+        for i, fate in sorted(fates.items()):
+            grouped[fate].append(i)
+        snap = self._snapshots[s.snapshot]
+        inserted_sent = sum(1 for e in snap.entries if e.inserted is not None and not e.excluded)
+        return {
+            "step": s.step,
+            "message_index": s.message_index,
+            "tokens_uncompacted": s.tokens_uncompacted,
+            "tokens_before": s.tokens_before,
+            "tokens_sent": s.tokens_sent,
+            "triggered": s.triggered,
+            "compacted": s.compacted,
+            "declined": s.declined,
+            "target": s.target,
+            "note": s.note,
+            "fates": grouped,
+            "inserted": inserted_sent,
+            "model_calls": [dict(c) for c in s.model_calls],
+        }
+
+    def to_json(self, context_at: int | None = None) -> dict[str, Any]:
+        """The object ``replay --json`` prints (the CLI contract)."""
+        out: dict[str, Any] = {
+            "format": self.conversation.format,
+            "conversation": self.conversation.id,
+            "messages": len(self.conversation.messages),
+            "strategy": self.strategy.name,
+            "params": _jsonable(self.params),
+            "policy": self.policy_json(),
+            "counter": self.counter.spec,
+            "persistence": self.persistence,
+            "lines": self.lines,
+            "steps": [self.step_json(s) for s in self.steps],
+            "summary": self.summary(),
+        }
+        if context_at is not None:
+            out["context_at"] = context_at
+            out["context"] = [item.to_json() for item in self.context_at(context_at)]
+        return out
+
+    def frame(self):
+        """One row per LLM call (pandas DataFrame)."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            [
+                {
+                    "step": s.step,
+                    "message_index": s.message_index,
+                    "tokens_uncompacted": s.tokens_uncompacted,
+                    "tokens_before": s.tokens_before,
+                    "tokens_sent": s.tokens_sent,
+                    "triggered": s.triggered,
+                    "compacted": s.compacted,
+                    "declined": s.declined,
+                    "target": s.target,
+                    "note": s.note,
+                }
+                for s in self.steps
+            ]
+        )
+
+    def _repr_html_(self) -> str:  # pragma: no cover - notebook display
+        import html
+
+        summary = self.summary()
+        rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{v:,}</td></tr>" for k, v in summary.items())
+        return f"<b>{html.escape(self.strategy.title)}</b> · {html.escape(self.counter.spec)}<table>{rows}</table>"
+
+
+def _merge_by_origin(items: list[ContextItem], removed: list[ContextItem]) -> list[ContextItem]:
+    """Insert removed originals before the first item that comes after them in the original order."""
+    out: list[ContextItem] = []
+    pending = sorted(removed, key=lambda i: i.index)
+    p = 0
+    for item in items:
+        if item.index is not None:
+            while p < len(pending) and pending[p].index < item.index:
+                out.append(pending[p])
+                p += 1
+        out.append(item)
+    out.extend(pending[p:])
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items() if not callable(v)}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return json.loads(json.dumps(value, default=str))
+
+
+def replay(
+    conversation: Conversation,
+    strategy: str | StrategyInfo,
+    params: Mapping[str, Any] | None = None,
+    *,
+    context_window: int = 200_000,
+    compact_at: float = 0.7,
+    compact_to: float = 0.4,
+    counter: str | Counter = "approx",
+    include_log_summaries: bool = False,
+) -> Replay:
+    """Replay ``conversation`` under ``strategy`` and return the steps, fates and contexts.
+
+    ``params`` override the strategy's defaults (strings are coerced, so CLI values work). Invalid settings raise
+    ``ValueError`` with the framework's own reason. The log's own compaction summaries (Claude Code) are left out
+    unless ``include_log_summaries``.
+    """
+    info = get_strategy(strategy) if isinstance(strategy, str) else strategy
+    values = info.resolve_params(params)
+    counter_obj = make_counter(counter) if isinstance(counter, str) else counter
+    ctx = RunContext(counter_obj, conversation.tools, context_window, compact_at, compact_to)
+    runner = info.build(values, ctx)
+    baseline = info.build(values, ctx)
+    skipped = frozenset() if include_log_summaries else frozenset(conversation.log_summary_indices)
+
+    snapshots = [_Snapshot((), 0)]
+    steps: list[Step] = []
+    project = runner.persistence == "project"
+    for i, message in enumerate(conversation.messages):
+        if i in skipped:
+            continue
+        if message.role == "assistant":
+            outcome = runner.before_call()
+            if outcome.compacted or project:
+                snapshots.append(_Snapshot(tuple(runner.entries()), i))
+            steps.append(
+                Step(
+                    step=len(steps),
+                    message_index=i,
+                    tokens_uncompacted=baseline.measure(),
+                    tokens_before=outcome.tokens_before,
+                    tokens_sent=outcome.tokens_sent,
+                    triggered=outcome.triggered,
+                    compacted=outcome.compacted,
+                    target=outcome.target,
+                    note=outcome.note,
+                    snapshot=len(snapshots) - 1,
+                    model_calls=tuple(outcome.model_calls),
+                )
+            )
+        entry = original(message, i)
+        runner.append(entry)
+        baseline.append(entry)
+    return Replay(
+        conversation=conversation,
+        strategy=info,
+        params=values,
+        counter=counter_obj,
+        context_window=context_window,
+        compact_at=compact_at,
+        compact_to=compact_to,
+        steps=steps,
+        lines=runner.lines(),
+        persistence=runner.persistence,
+        skipped=skipped,
+        _snapshots=snapshots,
+    )

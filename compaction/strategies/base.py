@@ -1,0 +1,197 @@
+"""The strategy registry and the runner protocol the replay engine drives.
+
+A *strategy* is registered once with its parameter metadata (name, type, default, range, help). The app turns the
+metadata into widgets, the CLI into ``--set`` checks and ``strategies --json``, and the docs into tables.
+
+A *runner* is one strategy set up for one replay: it owns the stored history (as :class:`~compaction.history.Entry`
+objects), measures it the way its framework does, and decides before each LLM call whether and how to compact.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..conversation import ToolSchema
+from ..history import Entry
+from ..tokens import Counter
+
+
+@dataclass(frozen=True)
+class Param:
+    """One strategy parameter as the framework defines it."""
+
+    name: str
+    type: str  # "int" | "float" | "str" | "bool" | "choice" | "trigger" | "str_list"
+    default: Any
+    help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+    #: None: always shown; otherwise only shown/used when another param has this value ({"name": value})
+    advanced: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "type": self.type, "default": self.default, "help": self.help}
+        if self.minimum is not None:
+            out["minimum"] = self.minimum
+        if self.maximum is not None:
+            out["maximum"] = self.maximum
+        if self.choices:
+            out["choices"] = list(self.choices)
+        return out
+
+    def coerce(self, value: Any) -> Any:
+        """Convert a CLI/URL string (or JSON value) to this parameter's type; ``ValueError`` names the param."""
+        try:
+            if self.type == "int":
+                if isinstance(value, bool):
+                    raise ValueError
+                return int(value) if not isinstance(value, str) else int(float(value)) if "." in value else int(value)
+            if self.type == "float":
+                return float(value)
+            if self.type == "bool":
+                if isinstance(value, bool):
+                    return value
+                lowered = str(value).strip().lower()
+                if lowered in ("1", "true", "yes", "on"):
+                    return True
+                if lowered in ("0", "false", "no", "off"):
+                    return False
+                raise ValueError
+            if self.type == "str_list":
+                if isinstance(value, str):
+                    return tuple(v.strip() for v in value.split(",") if v.strip())
+                return tuple(str(v) for v in value)
+            if self.type == "choice":
+                if str(value) not in self.choices:
+                    raise ValueError
+                return str(value)
+            return str(value)
+        except (TypeError, ValueError):
+            expected = f"one of {', '.join(self.choices)}" if self.choices else f"a {self.type}"
+            raise ValueError(f"parameter {self.name!r}: expected {expected}, got {value!r}") from None
+
+
+@dataclass
+class CallOutcome:
+    """What a runner did before one LLM call."""
+
+    tokens_before: int
+    tokens_sent: int
+    triggered: bool
+    compacted: bool
+    target: int | None = None
+    #: a short account of what happened, in the framework's terms ("pruned 6 results, oldest first")
+    note: str = ""
+    #: summarizer / compaction-model calls made at this step: [{"input_tokens", "output_tokens"}]
+    model_calls: list[dict[str, int]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Everything a runner is built from, besides its own parameters."""
+
+    counter: Counter
+    tools: tuple[ToolSchema, ...] = ()
+    context_window: int = 200_000
+    compact_at: float = 0.7
+    compact_to: float = 0.4
+
+
+class Runner(ABC):
+    """One strategy set up for one replay. The engine calls ``append`` for each message of the log and
+    ``before_call`` right before each LLM call (each assistant message)."""
+
+    #: "rewrite" (history replaced), "flag" (sticky exclusions), or "project" (recomputed from the raw history)
+    persistence: str = "rewrite"
+
+    @abstractmethod
+    def append(self, entry: Entry) -> None:
+        """A new original message joins the stored history."""
+
+    @abstractmethod
+    def before_call(self) -> CallOutcome:
+        """Measure, maybe compact; report what happened."""
+
+    @abstractmethod
+    def entries(self) -> Sequence[Entry]:
+        """The stored history now, in order (excluded entries included for flag persistence)."""
+
+    @abstractmethod
+    def measure(self) -> int:
+        """The framework's measure of what would be sent now."""
+
+    def lines(self) -> dict[str, float]:
+        """Threshold lines to draw on the tokens chart (``{"trigger": …, "target": …}``)."""
+        return {}
+
+
+@dataclass(frozen=True)
+class StrategyInfo:
+    """A registered strategy."""
+
+    name: str
+    family: str
+    title: str
+    summary: str
+    params: tuple[Param, ...]
+    build: Callable[[Mapping[str, Any], RunContext], Runner]
+    #: which shared policy settings it uses: "threshold" (context_window/compact_at/compact_to) or "none"
+    policy: str = "threshold"
+    docs_url: str = ""
+
+    def defaults(self) -> dict[str, Any]:
+        return {p.name: p.default for p in self.params}
+
+    def resolve_params(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Defaults updated with ``overrides`` coerced to each param's type; unknown names are an error."""
+        known = {p.name: p for p in self.params}
+        values = self.defaults()
+        for key, value in (overrides or {}).items():
+            if key not in known:
+                raise ValueError(
+                    f"strategy {self.name!r} has no parameter {key!r}; its parameters are: {', '.join(known) or 'none'}"
+                )
+            values[key] = known[key].coerce(value)
+        return values
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "family": self.family,
+            "title": self.title,
+            "summary": self.summary,
+            "docs_url": self.docs_url,
+            "params": [p.to_json() for p in self.params],
+        }
+
+
+_REGISTRY: dict[str, StrategyInfo] = {}
+
+
+def register(info: StrategyInfo) -> StrategyInfo:
+    """Add a strategy to the registry (names are unique, stable dotted ids)."""
+    if info.name in _REGISTRY:
+        raise ValueError(f"strategy {info.name!r} registered twice")
+    _REGISTRY[info.name] = info
+    return info
+
+
+def registry() -> dict[str, StrategyInfo]:
+    """All registered strategies by name (importing the families registers them)."""
+    from . import load_all
+
+    load_all()
+    return dict(_REGISTRY)
+
+
+def get_strategy(name: str) -> StrategyInfo:
+    """A registered strategy by name, or a ``ValueError`` listing the known names."""
+    strategies = registry()
+    try:
+        return strategies[name]
+    except KeyError:
+        raise ValueError(f"unknown strategy {name!r}; known strategies: {', '.join(sorted(strategies))}") from None
