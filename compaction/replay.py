@@ -289,7 +289,10 @@ def replay(
     info = get_strategy(strategy) if isinstance(strategy, str) else strategy
     values = info.resolve_params(params)
     counter_obj = make_counter(counter) if isinstance(counter, str) else counter
-    ctx = RunContext(counter_obj, conversation.tools, context_window, compact_at, compact_to)
+    log_summaries = tuple(
+        conversation.messages[i].text for i in sorted(conversation.log_summary_indices)
+    ) or tuple(e.summary for e in conversation.events if e.summary)
+    ctx = RunContext(counter_obj, conversation.tools, context_window, compact_at, compact_to, log_summaries)
     runner = info.build(values, ctx)
     baseline = info.build(values, ctx)
     skipped = frozenset() if include_log_summaries else frozenset(conversation.log_summary_indices)

@@ -75,6 +75,18 @@ class Param:
             raise ValueError(f"parameter {self.name!r}: expected {expected}, got {value!r}") from None
 
 
+SUMMARIZER_PARAMS = (
+    Param("summarizer", "choice", "extractive", "Who writes the summary: `extractive` (offline, deterministic, "
+          "simulated from the replaced messages), `fixed-size` (a placeholder of summary_tokens tokens), `from-log` "
+          "(the real agent's own summaries where the log has them), `openai-compatible` (a real model; needs "
+          "OPENAI_API_KEY and optionally OPENAI_BASE_URL).", choices=("extractive", "fixed-size", "from-log",
+                                                                      "openai-compatible")),
+    Param("summary_tokens", "int", 512, "Size the simulated summary aims for, in tokens (extractive / fixed-size).",
+          minimum=16, maximum=20_000),
+    Param("summarizer_model", "str", "", "Model name for the openai-compatible summarizer.", advanced=True),
+)
+
+
 @dataclass
 class CallOutcome:
     """What a runner did before one LLM call."""
@@ -99,6 +111,15 @@ class RunContext:
     context_window: int = 200_000
     compact_at: float = 0.7
     compact_to: float = 0.4
+    #: the log's own compaction summaries (for the ``from-log`` summarizer)
+    log_summaries: tuple[str, ...] = ()
+
+    def summarizer(self, params: Mapping[str, Any]):
+        """The summarizer backend a summarizing strategy's params select (see :data:`SUMMARIZER_PARAMS`)."""
+        from ..summarizers import make_summarizer
+
+        return make_summarizer(params.get("summarizer", "extractive"), log_summaries=self.log_summaries,
+                               model=params.get("summarizer_model") or None)
 
 
 class Runner(ABC):

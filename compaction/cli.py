@@ -1,0 +1,198 @@
+"""Command line: ``python -m compaction formats|strategies|info|replay|convert`` (the contract in DESIGN.md).
+
+Every error a user can cause ends with exit status 2 and one line on stderr naming the file, line or field and what
+was expected — never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from .formats import LoadError, formats, load, load_all_conversations
+from .formats import write as write_format
+from .policy import validate_threshold
+from .replay import replay
+from .strategies import get_strategy, registry
+from .tokens import COUNTER_SPECS, DEFAULT_COUNTER, resolve_counter
+
+
+class UsageError(Exception):
+    """A mistake in the command line itself."""
+
+
+def _print_json(value: Any, out: TextIO) -> None:
+    json.dump(value, out, ensure_ascii=False, indent=1)
+    out.write("\n")
+
+
+def cmd_formats(args: argparse.Namespace, out: TextIO) -> None:
+    known = formats()
+    if args.json:
+        _print_json([f.to_json() for f in known.values()], out)
+        return
+    width = max(len(n) for n in known)
+    for name, info in known.items():
+        mode = "read/write" if info.write else "read"
+        out.write(f"{name:<{width}}  {mode:<10}  {info.title}\n")
+
+
+def cmd_strategies(args: argparse.Namespace, out: TextIO) -> None:
+    known = registry()
+    if args.json:
+        _print_json([s.to_json() for s in known.values()], out)
+        return
+    for name, info in sorted(known.items()):
+        out.write(f"{name}  —  {info.title}\n    {info.summary}\n")
+        for p in info.params:
+            out.write(f"    --set {p.name}=<{p.type}>  (default {p.default!r})  {p.help}\n")
+        out.write("\n")
+
+
+def cmd_info(args: argparse.Namespace, out: TextIO) -> None:
+    conversations = load_all_conversations(args.log, format=args.format)
+    warnings = [w.to_json() for c in conversations for w in c.warnings]
+    data = {
+        "format": conversations[0].format,
+        "conversations": [c.summary() for c in conversations],
+        "warnings": warnings,
+    }
+    if args.json:
+        _print_json(data, out)
+        return
+    out.write(f"{args.log}: {data['format']}, {len(conversations)} conversation(s)\n")
+    for c in data["conversations"]:
+        out.write(
+            f"  [{c['id']}] {c['messages']} messages, {c['llm_calls']} LLM calls, {c['tool_calls']} tool calls, "
+            f"{c['tool_results']} tool results; tools: {', '.join(c['tools']) or 'none'}"
+            f"{'; provider usage reported' if c['reported_usage'] else ''}"
+            f"{'; ' + str(c['log_compactions']) + ' compaction(s) in the log' if c['log_compactions'] else ''}\n"
+        )
+    for w in warnings:
+        where = f"line {w['line']}: " if w.get("line") else ""
+        out.write(f"  warning: {where}{w['message']}\n")
+
+
+def _parse_sets(pairs: Sequence[str]) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set expects PARAM=VALUE, got {pair!r}")
+        params[key.strip()] = value
+    return params
+
+
+def cmd_replay(args: argparse.Namespace, out: TextIO) -> None:
+    info = get_strategy(args.strategy)
+    params = info.resolve_params(_parse_sets(args.set))
+    if info.policy == "threshold":
+        validate_threshold(args.context_window, args.compact_at, args.compact_to)
+    choice = resolve_counter(args.counter)
+    if choice.notice:
+        print(f"compaction: {choice.notice}", file=sys.stderr)
+    conv = load(args.log, format=args.format, conversation=args.conversation)
+    rep = replay(conv, info, params, context_window=args.context_window, compact_at=args.compact_at,
+                 compact_to=args.compact_to, counter=choice.counter)
+    if args.context_at is not None and not 0 <= args.context_at < len(rep.steps):
+        raise UsageError(f"--context-at {args.context_at}: this replay has {len(rep.steps)} LLM calls "
+                         f"(0–{len(rep.steps) - 1})")
+    if args.json:
+        _print_json(rep.to_json(context_at=args.context_at), out)
+        return
+    s = rep.summary()
+    out.write(f"{conv.source.path}: {conv.format}, {len(conv.messages)} messages, {s['llm_calls']} LLM calls\n")
+    out.write(f"{info.name} {json.dumps(rep.to_json()['params'], ensure_ascii=False)}  counter {rep.counter.spec}\n")
+    out.write(f"{'step':>5} {'msg':>5} {'uncompacted':>12} {'before':>9} {'sent':>9}  event\n")
+    for st in rep.steps:
+        event = "compacted" if st.compacted else "declined" if st.declined else ""
+        if event or args.all_steps:
+            out.write(f"{st.step:>5} {st.message_index:>5} {st.tokens_uncompacted:>12,} {st.tokens_before:>9,} "
+                      f"{st.tokens_sent:>9,}  {event} {st.note}\n")
+    out.write(
+        f"compactions {s['compactions']}, declined {s['declined_triggers']}, peak sent {s['peak_tokens_sent']:,}, "
+        f"total sent {s['total_tokens_sent']:,} vs {s['total_tokens_uncompacted']:,} uncompacted "
+        f"(saved {s['tokens_saved']:,})\n"
+    )
+    if args.context_at is not None:
+        for item in rep.context_at(args.context_at):
+            out.write(f"  [{item.index if item.index is not None else '+'}] {item.fate:<9} {item.message.role:<9} "
+                      f"{item.message.preview(100)}\n")
+
+
+def cmd_convert(args: argparse.Namespace, out: TextIO) -> None:
+    conv = load(args.log, format=args.format, conversation=args.conversation)
+    value = write_format(conv, args.to)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            _print_json(value, fh)
+    else:
+        _print_json(value, out)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m compaction",
+                                     description="Replay agent logs under context-compaction strategies.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("formats", help="list the log formats")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_formats)
+
+    p = sub.add_parser("strategies", help="list the strategies and their parameters")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_strategies)
+
+    p = sub.add_parser("info", help="what a log holds")
+    p.add_argument("log")
+    p.add_argument("--format")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("replay", help="replay a log under a strategy")
+    p.add_argument("log")
+    p.add_argument("--strategy", required=True)
+    p.add_argument("--set", action="append", metavar="PARAM=VALUE", help="override a strategy parameter")
+    p.add_argument("--context-window", type=int, default=200_000)
+    p.add_argument("--compact-at", type=float, default=0.7)
+    p.add_argument("--compact-to", type=float, default=0.4)
+    p.add_argument("--counter", default=DEFAULT_COUNTER, help=" | ".join(COUNTER_SPECS))
+    p.add_argument("--format")
+    p.add_argument("--conversation")
+    p.add_argument("--context-at", type=int, metavar="K", help="also print what call K sent")
+    p.add_argument("--all-steps", action="store_true", help="text output: list every step, not only events")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("convert", help="write a log in another format")
+    p.add_argument("log")
+    p.add_argument("--to", required=True)
+    p.add_argument("-o", "--output")
+    p.add_argument("--format")
+    p.add_argument("--conversation")
+    p.set_defaults(func=cmd_convert)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Run the CLI; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    out = out or sys.stdout
+    try:
+        args.func(args, out)
+    except (LoadError, UsageError, ValueError, IndexError) as exc:
+        print(f"compaction: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # pragma: no cover - e.g. piped into head
+        return 0
+    except OSError as exc:
+        print(f"compaction: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""Bridges between our conversation model and the real framework libraries.
+
+Each bridge imports its library lazily, only when one of its functions is called, so ``compaction`` works without
+any of them installed. They exist to prove the replay engine exact: tests and benchmarks drive the libraries' own
+hooks and counters over the same logs and compare.
+
+- :mod:`compaction.interop.haystack` — haystack-ai ``ChatMessage``/``Tool`` conversion and a driver that runs the
+  real ``CompactionHook`` call by call, as the Haystack ``Agent`` does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_HAYSTACK_NAMES = (
+    "HookCall",
+    "drive_haystack_hook",
+    "from_haystack_message",
+    "from_haystack_messages",
+    "to_haystack_message",
+    "to_haystack_messages",
+    "to_haystack_tools",
+)
+
+
+def __getattr__(name: str) -> Any:
+    """Resolve the bridge functions on first use (importing the bridge module, never the library itself)."""
+    if name in _HAYSTACK_NAMES:
+        from . import haystack
+
+        return getattr(haystack, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = list(_HAYSTACK_NAMES)

@@ -1,0 +1,262 @@
+"""haystack-ai interop: ``ChatMessage``/``Tool`` conversion, and a call-by-call driver of the real ``CompactionHook``.
+
+The driver does around the hook exactly what the Haystack ``Agent`` does around its ``before_llm`` hooks: it keeps a
+real ``State`` built with the Agent's own schema (``messages`` merged as lists, ``context_tokens`` and ``tools``
+replaced), sets ``tools`` before every LLM call, runs the hooks through Haystack's own hook runner, and appends the
+model reply and the tool results to ``messages`` afterwards. The replies come from the log instead of a model, and no
+provider usage is recorded, so ``context_tokens`` stays 0 and the hook counts the whole request each call — the
+setting our replay reproduces. What the hook computed (its estimate, whether it triggered, its target, whether the
+compactor returned something) is read from the tags it writes on its tracing span, so the record is the hook's own
+view, not a recomputation.
+
+haystack-ai is imported inside the functions, so importing this module never requires it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..conversation import Conversation, LoadWarning, Message, ToolSchema
+from ..formats.haystack import message_to_haystack, read_message
+
+_TAG = "haystack.agent.hook.compaction."
+
+
+def _require_haystack() -> None:
+    try:
+        import haystack  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - exercised only without haystack-ai
+        raise ImportError("compaction.interop.haystack needs haystack-ai: pip install 'haystack-ai==3.4.1'") from exc
+
+
+# ------------------------------------------------------------------------------------------------- messages
+def to_haystack_message(message: Message) -> Any:
+    """One of our messages as a haystack ``ChatMessage`` (through ``ChatMessage.from_dict`` of our writer's dict)."""
+    _require_haystack()
+    from haystack.dataclasses import ChatMessage
+
+    return ChatMessage.from_dict(message_to_haystack(message))
+
+
+def to_haystack_messages(conversation_or_messages: Conversation | Sequence[Message]) -> list[Any]:
+    """A conversation (or a list of our messages) as haystack ``ChatMessage`` objects, in order."""
+    messages = (
+        conversation_or_messages.messages
+        if isinstance(conversation_or_messages, Conversation)
+        else conversation_or_messages
+    )
+    return [to_haystack_message(m) for m in messages]
+
+
+def from_haystack_messages(chat_messages: Sequence[Any]) -> list[Message]:
+    """haystack ``ChatMessage`` objects as our messages; a message holding several tool results becomes several."""
+    _require_haystack()
+    out: list[Message] = []
+    warnings: list[LoadWarning] = []
+    for index, chat_message in enumerate(chat_messages):
+        out.extend(read_message(chat_message.to_dict(), f"ChatMessage {index}", warnings))
+    if warnings:
+        raise ValueError("; ".join(w.message for w in warnings))
+    return out
+
+
+def from_haystack_message(chat_message: Any) -> Message:
+    """One haystack ``ChatMessage`` as one of our messages (``ValueError`` if it holds several tool results)."""
+    messages = from_haystack_messages([chat_message])
+    if len(messages) != 1:
+        raise ValueError(
+            f"this ChatMessage holds {len(messages)} tool results, which are {len(messages)} messages in our model; "
+            f"use from_haystack_messages"
+        )
+    return messages[0]
+
+
+# ------------------------------------------------------------------------------------------------- tools
+def _no_op(**_: Any) -> str:
+    """The function behind a converted tool: the replay never invokes tools, counters only read their schemas."""
+    return ""
+
+
+def to_haystack_tools(schemas: Sequence[ToolSchema]) -> list[Any]:
+    """Tool schemas as haystack ``Tool`` objects (same name, description and parameters; a no-op function)."""
+    _require_haystack()
+    from haystack.tools import Tool
+
+    tools = []
+    for schema in schemas:
+        try:
+            tools.append(
+                Tool(name=schema.name, description=schema.description, parameters=dict(schema.parameters),
+                     function=_no_op)
+            )
+        except ValueError as exc:
+            raise ValueError(f"tool {schema.name!r}: haystack rejects its schema: {exc}") from exc
+    return tools
+
+
+def _as_haystack_tools(tools: Sequence[Any]) -> list[Any]:
+    return [to_haystack_tools([t])[0] if isinstance(t, ToolSchema) else t for t in tools]
+
+
+# ------------------------------------------------------------------------------------------------- tracing
+class _Recorder:
+    """A haystack tracer whose spans keep their tags, so the driver can read what the hook reported."""
+
+    def __init__(self) -> None:
+        from haystack.tracing import Span, Tracer
+
+        class RecordingSpan(Span):
+            def __init__(self, tags: dict[str, Any] | None) -> None:
+                self.tags: dict[str, Any] = dict(tags or {})
+
+            def set_tag(self, key: str, value: Any) -> None:
+                self.tags[key] = value
+
+        class RecordingTracer(Tracer):
+            def __init__(self) -> None:
+                self.stack: list[RecordingSpan] = []
+                self.finished: list[RecordingSpan] = []
+
+            @contextlib.contextmanager
+            def trace(self, operation_name: str, tags: dict[str, Any] | None = None,
+                      parent_span: Span | None = None) -> Iterator[Span]:
+                span = RecordingSpan(tags)
+                self.stack.append(span)
+                try:
+                    yield span
+                finally:
+                    self.stack.pop()
+                    self.finished.append(span)
+
+            def current_span(self) -> Span | None:
+                return self.stack[-1] if self.stack else None
+
+        self.tracer = RecordingTracer()
+
+    def take(self) -> dict[str, Any]:
+        """The compaction tags written since the last call (merged over the spans of one hook run)."""
+        tags: dict[str, Any] = {}
+        for span in self.tracer.finished:
+            tags.update({k[len(_TAG):]: v for k, v in span.tags.items() if k.startswith(_TAG)})
+        self.tracer.finished.clear()
+        return tags
+
+
+@contextlib.contextmanager
+def _recording() -> Iterator[_Recorder]:
+    """Install a recording tracer for the duration of the block, restoring whatever tracer was active."""
+    from haystack import tracing
+
+    recorder = _Recorder()
+    previous = tracing.tracer.actual_tracer
+    tracing.enable_tracing(recorder.tracer)
+    try:
+        yield recorder
+    finally:
+        tracing.tracer.actual_tracer = previous
+
+
+# ------------------------------------------------------------------------------------------------- driver
+@dataclass(frozen=True)
+class HookCall:
+    """One LLM call as the real hook handled it; fields named as in :class:`compaction.replay.Step`."""
+
+    step: int
+    message_index: int
+    #: the estimate the hook computed (its span tag ``estimated_context_tokens``)
+    tokens_before: int
+    triggered: bool
+    #: the compactor returned a new list and the hook wrote it to ``state.messages``
+    compacted: bool
+    #: the target handed to the compactor (``None`` when the hook did not trigger)
+    target: int | None
+    #: ``token_counter.count(messages, tools)`` of what was sent
+    tokens_sent: int
+    #: the ``ChatMessage`` list the chat generator would receive in this call
+    messages: tuple[Any, ...]
+
+
+def _agent_state(tools: list[Any]) -> Any:
+    """A ``State`` with the schema the Agent resolves for itself, initialised as the Agent initialises it."""
+    from haystack.components.agents.agent import _INTERNAL_STATE_KEYS, _RUN_METADATA_STATE_KEYS
+    from haystack.components.agents.state import State
+    from haystack.components.agents.state.state_utils import merge_lists
+    from haystack.dataclasses import ChatMessage
+
+    schema: dict[str, Any] = {"messages": {"type": list[ChatMessage], "handler": merge_lists}}
+    for key, config in {**_RUN_METADATA_STATE_KEYS, **_INTERNAL_STATE_KEYS}.items():
+        schema[key] = dict(config)
+    state = State(schema=schema, data={})
+    state.set("messages", [])
+    state.set("step_count", 0)
+    state.set("context_tokens", 0)
+    state.set("tools", tools)
+    return state
+
+
+def drive_haystack_hook(
+    conversation: Conversation,
+    compactor: Any,
+    *,
+    context_window: int,
+    compact_at: float = 0.7,
+    compact_to: float = 0.4,
+    token_counter: Any = None,
+    tools: Sequence[Any] | None = None,
+    include_log_summaries: bool = False,
+) -> list[HookCall]:
+    """Run haystack-ai's real ``CompactionHook(compactor, ...)`` before every LLM call of ``conversation``.
+
+    ``compactor`` and ``token_counter`` are haystack objects (``token_counter=None`` is the hook's own default,
+    ``ApproximateTokenCounter()``). ``tools`` are haystack ``Tool`` objects or our ``ToolSchema`` values; ``None``
+    means the conversation's own tool schemas. The log's own compaction summaries are left out unless
+    ``include_log_summaries``, as :func:`compaction.replay` does. Returns one :class:`HookCall` per assistant message.
+    """
+    _require_haystack()
+    from haystack.hooks.compaction import CompactionHook
+    from haystack.hooks.invocation import _run_hooks
+    from haystack.hooks.protocol import BEFORE_LLM
+
+    hook = CompactionHook(compactor, context_window=context_window, compact_at=compact_at, compact_to=compact_to,
+                          token_counter=token_counter)
+    hooks = {BEFORE_LLM: [hook]}
+    flat_tools = _as_haystack_tools(conversation.tools if tools is None else tools)
+    state = _agent_state(flat_tools)
+    skipped = frozenset() if include_log_summaries else conversation.log_summary_indices
+    calls: list[HookCall] = []
+    with _recording() as recorder:
+        for index, message in enumerate(conversation.messages):
+            if index in skipped:
+                continue
+            if message.role == "assistant":
+                calls.append(_one_call(hook, hooks, state, recorder, len(calls), index, flat_tools, _run_hooks))
+            state.set("messages", [to_haystack_message(message)])
+    return calls
+
+
+def _one_call(hook: Any, hooks: dict, state: Any, recorder: _Recorder, step: int, index: int, tools: list[Any],
+              run_hooks: Any) -> HookCall:
+    """Run the ``before_llm`` hooks once, as ``Agent._run_step`` does, and record what the hook did."""
+    from haystack.components.agents.state.state_utils import replace_values
+    from haystack.hooks.protocol import BEFORE_LLM
+
+    state.set("tools", tools, handler_override=replace_values)
+    run_hooks(hooks=hooks, hook_point=BEFORE_LLM, state=state)
+    tags = recorder.take()
+    sent = tuple(state.data["messages"])
+    estimated = int(tags["estimated_context_tokens"])
+    compacted = bool(tags.get("compacted", False))
+    tokens_sent = hook.token_counter.count(messages=list(sent), tools=tools) if compacted else estimated
+    return HookCall(
+        step=step,
+        message_index=index,
+        tokens_before=estimated,
+        triggered=bool(tags["triggered"]),
+        compacted=compacted,
+        target=tags.get("target_tokens"),
+        tokens_sent=tokens_sent,
+        messages=sent,
+    )

@@ -1,0 +1,28 @@
+"""Shared test fixtures: paths to the bundled samples and the team's real logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "sample_conversations"
+REAL_LOGS = ROOT.parent / "shared" / "real_logs"
+
+
+def real_log(relative: str) -> Path:
+    """Path of a file in ../shared/real_logs, or skip the test when the folder is absent."""
+    path = REAL_LOGS / relative
+    if not path.exists():
+        pytest.skip(f"real log {relative} not available")
+    return path
+
+
+def sample_paths(pattern: str = "*.openai.json") -> list[Path]:
+    return sorted(SAMPLES.glob(pattern))
+
+
+@pytest.fixture
+def django_log() -> Path:
+    return real_log("openai-plain/openhands-completions__django-10097.json")
