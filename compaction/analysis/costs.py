@@ -1,0 +1,273 @@
+"""What a replay costs with prompt caching: cache reads, cache writes, uncached input and output, per LLM call.
+
+Tokens saved is not money saved. A provider caches the prompt prefix; the next call reads the part that is
+byte-identical (cheap) and pays full price — plus, at Anthropic, a write surcharge — for everything after the first
+changed message. Every compaction rewrites an early message, so the call after it re-writes most of the context.
+
+Per call: the cached prefix is the longest run of leading messages identical to the previous call's context, if the
+gap since that call is within the cache TTL (timestamps from the log; none → assume warm) and the prefix reaches the
+provider's minimum cacheable length (rounded down to its caching increment). Then
+
+- Anthropic: ``read = prefix``, ``write = rest of the input`` (the whole prompt is cached at the last breakpoint),
+  billed at 0.1× / 1.25× (5-minute TTL) or 2× (1-hour TTL) the input price;
+- OpenAI: ``cached = prefix`` at the model's cached-input discount, the rest uncached, no write surcharge.
+
+Summarizer calls are priced as their own uncached requests.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from ..conversation import Message, ToolSchema
+from ..replay import Replay
+from ..tokens import Counter
+
+TTL_SECONDS = {"5m": 300, "1h": 3600}
+
+
+@dataclass(frozen=True)
+class PriceModel:
+    """Prices of one model (USD per million tokens) and its provider's caching rules."""
+
+    model: str
+    provider: str
+    input_per_mtok: float
+    output_per_mtok: float
+    cache_read_multiplier: float = 0.1
+    cache_write_5m_multiplier: float = 1.25
+    cache_write_1h_multiplier: float = 2.0
+    min_cacheable_tokens: int = 1024
+    cache_increment_tokens: int = 1
+    write_surcharge: bool = True
+    ttl: str = "5m"
+
+    @property
+    def ttl_seconds(self) -> int:
+        return TTL_SECONDS[self.ttl]
+
+    @property
+    def write_multiplier(self) -> float:
+        if not self.write_surcharge:
+            return 1.0
+        return self.cache_write_1h_multiplier if self.ttl == "1h" else self.cache_write_5m_multiplier
+
+    def dollars(self, uncached: int, read: int, write: int, output: int) -> float:
+        p_in = self.input_per_mtok / 1e6
+        return (uncached * p_in + read * p_in * self.cache_read_multiplier + write * p_in * self.write_multiplier
+                + output * self.output_per_mtok / 1e6)
+
+
+@lru_cache(maxsize=1)
+def price_table() -> dict[str, Any]:
+    """The bundled, dated price data (``prices.json``)."""
+    return json.loads(resources.files(__package__).joinpath("prices.json").read_text(encoding="utf-8"))
+
+
+def price_model(model: str = "claude-sonnet-4-6", ttl: str = "5m", **overrides: Any) -> PriceModel:
+    """A :class:`PriceModel` from the price table, with any field overridden (``input_per_mtok=…``)."""
+    if ttl not in TTL_SECONDS:
+        raise ValueError(f"cache TTL must be one of {', '.join(TTL_SECONDS)}, got {ttl!r}")
+    table = price_table()
+    if model not in table["models"]:
+        raise ValueError(f"unknown model {model!r}; known: {', '.join(table['models'])} (or pass prices explicitly)")
+    row = dict(table["models"][model])
+    provider = row.pop("provider")
+    fields = {**table["providers"][provider], **row, **overrides}
+    return PriceModel(model=model, provider=provider, ttl=ttl, **fields)
+
+
+@dataclass(frozen=True)
+class CallCost:
+    """The token split and price of one LLM call."""
+
+    step: int
+    input_tokens: int
+    cache_read: int
+    cache_write: int
+    uncached: int
+    output: int
+    dollars: float
+    cold: bool  # the cache had expired (gap > TTL)
+    prefix_messages: int
+    summarizer_input: int = 0
+    summarizer_output: int = 0
+    summarizer_dollars: float = 0.0
+
+
+@dataclass
+class CostReport:
+    """Per-call costs of one run (a replay, or the uncompacted baseline)."""
+
+    prices: PriceModel
+    calls: list[CallCost] = field(default_factory=list)
+
+    @property
+    def total_dollars(self) -> float:
+        return sum(c.dollars + c.summarizer_dollars for c in self.calls)
+
+    def totals(self) -> dict[str, float]:
+        return {
+            "input_tokens": sum(c.input_tokens for c in self.calls),
+            "cache_read": sum(c.cache_read for c in self.calls),
+            "cache_write": sum(c.cache_write for c in self.calls),
+            "uncached": sum(c.uncached for c in self.calls),
+            "output": sum(c.output for c in self.calls),
+            "summarizer_tokens": sum(c.summarizer_input + c.summarizer_output for c in self.calls),
+            "summarizer_dollars": sum(c.summarizer_dollars for c in self.calls),
+            "dollars": self.total_dollars,
+            "cold_calls": sum(c.cold for c in self.calls),
+        }
+
+    def frame(self):
+        import pandas as pd
+
+        return pd.DataFrame([c.__dict__ for c in self.calls])
+
+
+def _timestamp(message: Message) -> float | None:
+    raw = message.meta.get("timestamp")
+    if isinstance(raw, (int, float)):
+        return float(raw / 1000 if raw > 1e11 else raw)
+    if isinstance(raw, str):
+        try:
+            return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def _same(a: Message, b: Message) -> bool:
+    return a is b or a.same_content(b)
+
+
+@dataclass(frozen=True)
+class CallInput:
+    """What one LLM call sent and produced, for pricing."""
+
+    step: int
+    context: Sequence[Message]
+    output_tokens: int
+    model_calls: Sequence[Mapping[str, int]] = ()
+
+
+def price_calls(calls: Iterable[CallInput], counter: Counter, prices: PriceModel,
+                tools: Sequence[ToolSchema] = ()) -> CostReport:
+    """Price a sequence of calls with the prefix-cache model described in the module docstring."""
+    report = CostReport(prices)
+    previous: Sequence[Message] = ()
+    previous_time: float | None = None
+    for call in calls:
+        context = call.context
+        limit = min(len(previous), len(context))
+        p = 0
+        while p < limit and _same(previous[p], context[p]):
+            p += 1
+        tally = counter.tally(tools=tools)
+        prefix_tokens = tally.value(with_tools=True) if tools else 0
+        for i, m in enumerate(context):
+            tally.append(m)
+            if i + 1 == p:
+                prefix_tokens = tally.value(with_tools=True)
+        total = tally.value(with_tools=True)
+        now = _timestamp(context[-1]) if context else None
+        cold = previous_time is not None and now is not None and now - previous_time > prices.ttl_seconds
+        first = not previous
+        read = 0
+        if not cold and not first and prefix_tokens >= prices.min_cacheable_tokens:
+            step = max(prices.cache_increment_tokens, 1)
+            read = min(prefix_tokens // step * step, total)
+        cacheable = total >= prices.min_cacheable_tokens
+        write = (total - read) if prices.write_surcharge and cacheable else 0
+        uncached = total - read - write
+        s_in = sum(c.get("input_tokens", 0) for c in call.model_calls)
+        s_out = sum(c.get("output_tokens", 0) for c in call.model_calls)
+        report.calls.append(CallCost(
+            step=call.step, input_tokens=total, cache_read=read, cache_write=write, uncached=uncached,
+            output=call.output_tokens, dollars=prices.dollars(uncached, read, write, call.output_tokens), cold=cold,
+            prefix_messages=p, summarizer_input=s_in, summarizer_output=s_out,
+            summarizer_dollars=prices.dollars(s_in, 0, 0, s_out),
+        ))
+        previous, previous_time = context, now if now is not None else previous_time
+    return report
+
+
+def _output_tokens(rep: Replay, message_index: int, use_reported: bool) -> int:
+    usage = rep.conversation.usage.get(message_index)
+    if use_reported and usage is not None and usage.output_tokens:
+        return usage.output_tokens
+    return rep.counter.count_one(rep.conversation.messages[message_index])
+
+
+def replay_costs(rep: Replay, prices: PriceModel, use_reported_output: bool = True) -> CostReport:
+    """Price every call of a replay as compacted."""
+    return price_calls(
+        (CallInput(s.step, [e.message for e in rep.entries_at(s.step) if not e.excluded],
+                   _output_tokens(rep, s.message_index, use_reported_output), s.model_calls) for s in rep.steps),
+        rep.counter, prices, rep.conversation.tools,
+    )
+
+
+def baseline_costs(rep: Replay, prices: PriceModel, use_reported_output: bool = True) -> CostReport:
+    """Price the same calls with no compaction (every call sends the whole log so far)."""
+    messages = rep.conversation.messages
+    return price_calls(
+        (CallInput(s.step, [m for i, m in enumerate(messages[: s.message_index]) if i not in rep.skipped],
+                   _output_tokens(rep, s.message_index, use_reported_output)) for s in rep.steps),
+        rep.counter, prices, rep.conversation.tools,
+    )
+
+
+@dataclass(frozen=True)
+class CostComparison:
+    """A setup against the uncompacted baseline: fewer tokens is not the same as cheaper."""
+
+    setup: CostReport
+    baseline: CostReport
+
+    @property
+    def tokens_shed(self) -> int:
+        return int(self.baseline.totals()["input_tokens"] - self.setup.totals()["input_tokens"])
+
+    @property
+    def dollars_saved(self) -> float:
+        return self.baseline.total_dollars - self.setup.total_dollars
+
+    @property
+    def net_cheaper(self) -> bool:
+        """Cheaper after cache effects (and summarizer calls), not just fewer tokens."""
+        return self.dollars_saved > 0
+
+    def summary(self) -> dict[str, Any]:
+        s, b = self.setup.totals(), self.baseline.totals()
+        return {
+            "tokens_shed": self.tokens_shed,
+            "fewer_tokens": self.tokens_shed > 0,
+            "dollars": round(s["dollars"], 6),
+            "baseline_dollars": round(b["dollars"], 6),
+            "dollars_saved": round(self.dollars_saved, 6),
+            "net_cheaper": self.net_cheaper,
+            "cache_read": s["cache_read"],
+            "cache_write": s["cache_write"],
+            "uncached": s["uncached"],
+            "baseline_cache_write": b["cache_write"],
+            "summarizer_dollars": round(s["summarizer_dollars"], 6),
+        }
+
+
+def compare_costs(rep: Replay, prices: PriceModel | None = None) -> CostComparison:
+    """Price a replay and its baseline with the same model."""
+    prices = prices or price_model()
+    return CostComparison(replay_costs(rep, prices), baseline_costs(rep, prices))
+
+
+def with_ttl(prices: PriceModel, ttl: str) -> PriceModel:
+    if ttl not in TTL_SECONDS:
+        raise ValueError(f"cache TTL must be one of {', '.join(TTL_SECONDS)}, got {ttl!r}")
+    return replace(prices, ttl=ttl)
