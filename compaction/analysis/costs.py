@@ -157,6 +157,23 @@ class CallInput:
     model_calls: Sequence[Mapping[str, int]] = ()
 
 
+def split_tokens(total: int, prefix_tokens: int, no_cache: bool, prices: PriceModel) -> tuple[int, int, int]:
+    """(cache read, cache write, uncached) of one call's ``total`` input tokens given its reusable prefix.
+
+    ``no_cache``: the first call, or the cache expired since the previous call."""
+    read = 0
+    if not no_cache and prefix_tokens >= prices.min_cacheable_tokens:
+        step = max(prices.cache_increment_tokens, 1)
+        read = min(prefix_tokens // step * step, total)
+    write = (total - read) if prices.write_surcharge and total >= prices.min_cacheable_tokens else 0
+    return read, write, total - read - write
+
+
+def message_time(message: Message) -> float | None:
+    """The message's timestamp in seconds, if the log recorded one."""
+    return _timestamp(message)
+
+
 def price_calls(calls: Iterable[CallInput], counter: Counter, prices: PriceModel,
                 tools: Sequence[ToolSchema] = ()) -> CostReport:
     """Price a sequence of calls with the prefix-cache model described in the module docstring."""
@@ -178,14 +195,7 @@ def price_calls(calls: Iterable[CallInput], counter: Counter, prices: PriceModel
         total = tally.value(with_tools=True)
         now = _timestamp(context[-1]) if context else None
         cold = previous_time is not None and now is not None and now - previous_time > prices.ttl_seconds
-        first = not previous
-        read = 0
-        if not cold and not first and prefix_tokens >= prices.min_cacheable_tokens:
-            step = max(prices.cache_increment_tokens, 1)
-            read = min(prefix_tokens // step * step, total)
-        cacheable = total >= prices.min_cacheable_tokens
-        write = (total - read) if prices.write_surcharge and cacheable else 0
-        uncached = total - read - write
+        read, write, uncached = split_tokens(total, prefix_tokens, not previous or cold, prices)
         s_in = sum(c.get("input_tokens", 0) for c in call.model_calls)
         s_out = sum(c.get("output_tokens", 0) for c in call.model_calls)
         report.calls.append(CallCost(

@@ -1,0 +1,294 @@
+"""A sweep fast path for Haystack tool-result pruning with the ``approx`` counter.
+
+Pruning only ever replaces tool results in place with placeholders, oldest eligible first, so for a given log the
+whole run is determined by a few arrays: the rendered length of every message and of its placeholder, the LLM-call
+positions, and the tool-calling step structure. With those computed once, each configuration of a sweep costs
+O(compactions + pruned results) plus vectorised arithmetic, instead of a full replay: between compactions the
+estimate grows monotonically, so the next trigger is found by a vectorised search. The rules reproduced are exactly
+those of :class:`~compaction.strategies.haystack.ToolResultPruning` in a :class:`HookRunner` (tests compare every
+metric with full replays).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ..conversation import COMPACTION_META_KEY, Conversation, Message, ToolResult
+from ..policy import validate_threshold
+from ..strategies.haystack import PRUNING_PLACEHOLDER, agent_step_spans
+from ..tokens import ApproxCounter, make_counter, non_text_units, render_haystack, render_tools
+from .costs import PriceModel, message_time
+
+STRATEGY = "haystack.tool_result_pruning"
+_VARIABLE = {"context_window", "compact_at", "compact_to", "min_keep_steps", "min_tokens"}
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Per-log arrays shared by every configuration."""
+
+    cpt: float
+    tools_units: int
+    prefix_units: np.ndarray  # joined units of the first p messages (p = 0..n), separators included
+    prefix_nontext: np.ndarray  # non-text tokens of the first p messages
+    calls: np.ndarray  # prefix length (position of the assistant message) of each LLM call
+    result_positions: np.ndarray  # positions of tool-result messages, in order
+    result_tok: np.ndarray  # count_one of each result
+    saved_tok: np.ndarray  # count_one(result) - count_one(placeholder)
+    saved_units: np.ndarray
+    saved_nontext: np.ndarray
+    skippable: np.ndarray  # results carrying compaction meta or a skip key: never pruned
+    step_starts: list[int]  # start of each tool-calling step
+    step_first_result: list[int]  # its first result position
+    call_times: list[float | None]
+    output_tokens: list[int]
+    output_array: np.ndarray
+    baseline_units: np.ndarray  # with tools
+
+
+def _placeholder_message(m: Message, placeholder: str) -> Message:
+    result = m.tool_result
+    return Message("tool", tool_result=ToolResult(result.origin, placeholder.replace("{tool_name}", result.origin.name),
+                                                  result.error))
+
+
+@lru_cache(maxsize=8)
+def _layout(conv: Conversation, cpt: float, placeholder: str, skip_keys: tuple[str, ...]) -> _Layout:
+    counter = make_counter(f"approx:{cpt:g}")
+    assert isinstance(counter, ApproxCounter)
+    messages = [m for i, m in enumerate(conv.messages) if i not in conv.log_summary_indices]
+    units = np.array([len(render_haystack(m)) for m in messages], dtype=np.int64)
+    nontext = np.array([non_text_units(m)[0] * 85 + non_text_units(m)[1] * 1000 for m in messages], dtype=np.int64)
+    n = len(messages)
+    prefix_units = np.zeros(n + 1, dtype=np.int64)
+    prefix_units[1:] = np.cumsum(units) + np.arange(n)  # p messages joined by p-1 separators
+    prefix_nontext = np.zeros(n + 1, dtype=np.int64)
+    prefix_nontext[1:] = np.cumsum(nontext)
+    calls = np.array([p for p, m in enumerate(messages) if m.role == "assistant"], dtype=np.int64)
+    results = [p for p, m in enumerate(messages) if m.tool_result is not None]
+    tok, saved_tok, saved_units, saved_nt, skip = [], [], [], [], []
+    for p in results:
+        m = messages[p]
+        pruned = _placeholder_message(m, placeholder)
+        orig = counter.count_one(m)
+        tok.append(orig)
+        saved_tok.append(orig - counter.count_one(pruned))
+        saved_units.append(int(units[p]) - len(render_haystack(pruned)))
+        saved_nt.append(int(nontext[p]))
+        skip.append(COMPACTION_META_KEY in m.meta or any(k in m.meta for k in skip_keys))
+    spans = [(a, b) for a, b in agent_step_spans(messages) if b > a + 1]
+    tools_units = len(render_tools(conv.tools))
+    times, outputs = [], []
+    for p in calls:
+        times.append(message_time(messages[p - 1]) if p > 0 else None)
+        original_index = conv.messages.index(messages[p]) if conv.log_summary_indices else int(p)
+        usage = conv.usage.get(original_index)
+        outputs.append(usage.output_tokens if usage is not None and usage.output_tokens else
+                       counter.count_one(messages[p]))
+    return _Layout(
+        cpt=cpt, tools_units=tools_units, prefix_units=prefix_units, prefix_nontext=prefix_nontext, calls=calls,
+        result_positions=np.array(results, dtype=np.int64), result_tok=np.array(tok, dtype=np.int64),
+        saved_tok=np.array(saved_tok, dtype=np.int64), saved_units=np.array(saved_units, dtype=np.int64),
+        saved_nontext=np.array(saved_nt, dtype=np.int64), skippable=np.array(skip, dtype=bool),
+        step_starts=[a for a, _ in spans], step_first_result=[a + 1 for a, _ in spans],
+        call_times=times, output_tokens=outputs, output_array=np.array(outputs, dtype=np.int64),
+        baseline_units=_with_tools(prefix_units[calls], prefix_nontext[calls], tools_units, cpt, calls),
+    )
+
+
+def _with_tools(units, nontext, tools_units, cpt, lengths) -> np.ndarray:
+    """Vectorised ``tally.value(with_tools=True)``."""
+    text = units + tools_units
+    out = np.floor(text / cpt).astype(np.int64) + nontext
+    if tools_units == 0:
+        out = np.where(lengths > 0, out, 0)
+    return out
+
+
+def _count(units: int, nontext: int, length: int, cpt: float, tools_units: int = 0) -> int:
+    if length == 0 and tools_units == 0:
+        return 0
+    return int((units + tools_units) / cpt) + nontext
+
+
+@dataclass
+class _Run:
+    tokens_sent: np.ndarray
+    compacted: list[int]
+    declined: int
+    pruned_at: dict[int, int]  # message position -> step
+    read: np.ndarray
+    write: np.ndarray
+    uncached: np.ndarray
+
+
+def _run(lay: _Layout, window: int, compact_at: float, compact_to: float, min_keep_steps: int, min_tokens: int,
+         prices: PriceModel) -> _Run:
+    cpt, T = lay.cpt, lay.tools_units
+    calls = lay.calls
+    K = len(calls)
+    units_k = lay.prefix_units[calls]
+    nontext_k = lay.prefix_nontext[calls]
+    eligible = np.nonzero((~lay.skippable) & (lay.result_tok > min_tokens) & (lay.saved_tok > 0))[0]
+    threshold = window * compact_at
+    target_base = int(window * compact_to)
+    su = snt = 0  # units and non-text tokens saved so far
+    ptr = 0
+    sent = np.empty(K, dtype=np.int64)
+    saved_units_before = np.zeros(K, dtype=np.int64)  # savings in effect when call k starts (before compacting)
+    saved_nontext_before = np.zeros(K, dtype=np.int64)
+    first_change = np.full(K, -1, dtype=np.int64)  # first message a compaction at k rewrote
+    compacted: list[int] = []
+    pruned_at: dict[int, int] = {}
+    declined = 0
+    k = 0
+    while k < K:
+        est_seg = _with_tools(units_k[k:] - su, nontext_k[k:] - snt, T, cpt, calls[k:])
+        hit = np.nonzero(est_seg >= threshold)[0]
+        stop = k + (int(hit[0]) if hit.size else K - k)
+        sent[k:stop] = est_seg[: stop - k]
+        saved_units_before[k:] = su
+        saved_nontext_before[k:] = snt
+        if stop >= K:
+            break
+        estimated = int(est_seg[stop - k])
+        k = stop
+        a = int(calls[k])
+        current = _count(int(units_k[k]) - su, int(nontext_k[k]) - snt, a, cpt)
+        target = max(target_base - (estimated - current), 0)
+        changed = False
+        if current > target:
+            # protected: results of the last `min_keep_steps` tool-calling steps that started before the call
+            started = _bisect_left(lay.step_starts, a)
+            first_protected = lay.step_first_result[max(started - min_keep_steps, 0)] if started else a
+            while ptr < len(eligible):
+                r = eligible[ptr]
+                position = int(lay.result_positions[r])
+                if position >= first_protected:
+                    break
+                if not changed:
+                    first_change[k] = position
+                current -= int(lay.saved_tok[r])
+                su += int(lay.saved_units[r])
+                snt += int(lay.saved_nontext[r])
+                pruned_at[position] = k
+                ptr += 1
+                changed = True
+                if current <= target:
+                    break
+        if changed:
+            compacted.append(k)
+        else:
+            declined += 1
+        sent[k] = _count(int(units_k[k]) - su, int(nontext_k[k]) - snt, a, cpt, T)
+        k += 1
+    read, write, uncached = _cache_split(lay, sent, first_change, saved_units_before, saved_nontext_before, prices)
+    return _Run(sent, compacted, declined, pruned_at, read, write, uncached)
+
+
+def _bisect_left(values: Sequence[int], x: int) -> int:
+    lo, hi = 0, len(values)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if values[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _cold_calls(lay: _Layout, prices: PriceModel) -> np.ndarray:
+    """Calls whose cache is unusable: the first call, and calls after a gap longer than the TTL."""
+    cold = np.zeros(len(lay.calls), dtype=bool)
+    previous_time = None
+    for k, now in enumerate(lay.call_times):
+        cold[k] = k == 0 or (previous_time is not None and now is not None and now - previous_time > prices.ttl_seconds)
+        if now is not None:
+            previous_time = now
+    return cold
+
+
+def _cache_split(lay: _Layout, sent: np.ndarray, first_change: np.ndarray, saved_units: np.ndarray,
+                 saved_nontext: np.ndarray, prices: PriceModel):
+    """Cache read/write/uncached per call, as :func:`costs.split_tokens` computes them, vectorised.
+
+    The reusable prefix of call k is the previous call's whole context, or up to the first message a compaction at
+    k rewrote; either way every result pruned before k lies inside it, so its savings are those in effect at k."""
+    K = len(sent)
+    if K == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    previous_len = np.concatenate(([0], lay.calls[:-1]))
+    p = np.where(first_change < 0, previous_len, np.minimum(first_change, previous_len))
+    units = lay.prefix_units[p] - saved_units
+    nontext = lay.prefix_nontext[p] - saved_nontext
+    prefix_tokens = _with_tools(units, nontext, lay.tools_units, lay.cpt, p)
+    cold = _cold_calls(lay, prices)
+    increment = max(prices.cache_increment_tokens, 1)
+    can_read = (~cold) & (prefix_tokens >= prices.min_cacheable_tokens)
+    read = np.where(can_read, np.minimum(prefix_tokens // increment * increment, sent), 0)
+    cacheable = sent >= prices.min_cacheable_tokens
+    write = np.where(cacheable & prices.write_surcharge, sent - read, 0)
+    return read, write, sent - read - write
+
+
+def fast_sweep_rows(conv: Conversation, setup, combos: Sequence[Mapping[str, Any]], prices: PriceModel
+                    ) -> list[dict[str, Any]] | None:
+    """Sweep rows for pruning + approx, or ``None`` when this setup needs full replays."""
+    kind, _, arg = setup.counter.partition(":")
+    if setup.strategy != STRATEGY or kind != "approx":
+        return None
+    if any(set(values) - _VARIABLE for values in combos):
+        return None
+    cpt = float(arg) if arg else 4.0
+    params = {"min_keep_steps": 1, "min_tokens": 200, "placeholder": PRUNING_PLACEHOLDER,
+              "skip_meta_keys": ("tool_result_offloaded",), **setup.params}
+    lay = _layout(conv, cpt, params["placeholder"], tuple(params["skip_meta_keys"]))
+    baseline = _baseline_dollars(lay, prices)
+    rows = []
+    for values in combos:
+        s = setup.with_values(values)
+        p = {**params, **s.params}
+        try:
+            validate_threshold(s.context_window, s.compact_at, s.compact_to)
+            if int(p["min_keep_steps"]) < 1:
+                raise ValueError(f"`min_keep_steps` must be at least 1, got {p['min_keep_steps']}.")
+            if int(p["min_tokens"]) < 0:
+                raise ValueError(f"`min_tokens` must be at least 0, got {p['min_tokens']}.")
+        except ValueError as exc:
+            rows.append({**values, "error": str(exc)})
+            continue
+        run = _run(lay, s.context_window, s.compact_at, s.compact_to, int(p["min_keep_steps"]), int(p["min_tokens"]),
+                   prices)
+        dollars = _dollars(prices, run.uncached, run.read, run.write, lay)
+        rows.append({
+            **values,
+            "dollars": dollars,
+            "baseline_dollars": baseline,
+            "peak_tokens": int(run.tokens_sent.max()) if len(run.tokens_sent) else 0,
+            "tokens_sent": int(run.tokens_sent.sum()),
+            "compactions": len(run.compacted),
+            "declined": run.declined,
+            "thrash": sum(1 for x, y in zip(run.compacted, run.compacted[1:]) if y == x + 1),
+        })
+    return rows
+
+
+def _baseline_dollars(lay: _Layout, prices: PriceModel) -> float:
+    sent = lay.baseline_units
+    zeros = np.zeros(len(sent), dtype=np.int64)
+    read, write, uncached = _cache_split(lay, sent, np.full(len(sent), -1, dtype=np.int64), zeros, zeros, prices)
+    return _dollars(prices, uncached, read, write, lay)
+
+
+def _dollars(prices: PriceModel, uncached: np.ndarray, read: np.ndarray, write: np.ndarray, lay: _Layout) -> float:
+    """Total USD of a run (same formula as :meth:`PriceModel.dollars`, summed)."""
+    p_in = prices.input_per_mtok / 1e6
+    per_call = (uncached * p_in + read * (p_in * prices.cache_read_multiplier)
+                + write * (p_in * prices.write_multiplier) + lay.output_array * (prices.output_per_mtok / 1e6))
+    return float(per_call.sum())

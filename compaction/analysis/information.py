@@ -1,0 +1,164 @@
+"""Information-loss signals: was something a setup removed needed later in the real run?
+
+A heuristic, and presented as one. The log records what the real agent did next; if a later assistant message or
+tool call quotes a distinctive identifier (a path, a dotted or snake_case name, a long number, a hash) that at that
+moment appeared only in a message the setup had pruned, collapsed or dropped, that content was probably needed. And
+when the agent calls the same tool with the same arguments after the setup removed that call's result, the setup
+would have forced a re-fetch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..conversation import Message
+from ..replay import Replay
+
+_DISTINCTIVE = re.compile(
+    r"(?:[\w.-]+/)+[\w.-]+"  # paths and URLs
+    r"|\b[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+\b"  # dotted names (module.func, file.py)
+    r"|\b[a-z][a-z0-9]*_[a-z0-9_]+\b"  # snake_case
+    r"|\b[A-Z][a-z0-9]+[A-Z]\w*\b"  # CamelCase
+    r"|\b[0-9a-f]{7,40}\b"  # hashes
+    r"|\b\d{4,}\b"  # long numbers (ids, line counts)
+)
+
+
+def distinctive_terms(text: str) -> set[str]:
+    """Identifiers, paths, long numbers and hashes in ``text``."""
+    return {t for t in _DISTINCTIVE.findall(text) if len(t) >= 4}
+
+
+def _message_text(m: Message) -> str:
+    if m.tool_result is not None:
+        return m.tool_result.text
+    calls = " ".join(json.dumps(c.arguments, ensure_ascii=False) for c in m.tool_calls)
+    return f"{m.text} {calls}"
+
+
+@dataclass
+class LossEvidence:
+    """Why one removed message looks needed later."""
+
+    index: int
+    fate: str
+    removed_at_step: int
+    quoted: dict[int, list[str]] = field(default_factory=dict)  # later message index -> terms quoted
+    refetched_at: list[int] = field(default_factory=list)  # later assistant message indices
+
+    @property
+    def needed(self) -> bool:
+        return bool(self.quoted or self.refetched_at)
+
+    def describe(self) -> str:
+        parts = []
+        if self.quoted:
+            first = min(self.quoted)
+            terms = ", ".join(self.quoted[first][:4])
+            parts.append(f"message {first} quotes {terms}" + (f" (+{len(self.quoted) - 1} more)" if len(self.quoted) > 1
+                                                                else ""))
+        if self.refetched_at:
+            parts.append(f"the same call is made again at message {self.refetched_at[0]}")
+        return "; ".join(parts)
+
+
+@dataclass
+class InformationLoss:
+    """Per-message evidence and the setup's score (removed messages that look needed later, re-fetches count 1)."""
+
+    evidence: list[LossEvidence]
+    first_user_survives: bool
+    latest_user_survives: bool
+
+    @property
+    def score(self) -> int:
+        return sum(1 for e in self.evidence if e.needed)
+
+    @property
+    def refetches(self) -> int:
+        return sum(len(e.refetched_at) for e in self.evidence)
+
+    def summary(self) -> dict[str, int | bool]:
+        return {
+            "information_loss_score": self.score,
+            "removed_messages": len(self.evidence),
+            "refetches": self.refetches,
+            "first_user_request_survives": self.first_user_survives,
+            "latest_user_request_survives": self.latest_user_survives,
+        }
+
+
+def _first_removal(rep: Replay) -> dict[int, tuple[int, str]]:
+    """original index -> (step at which it was first not kept, that fate)."""
+    first: dict[int, tuple[int, str]] = {}
+    last_snapshot = -1
+    for step in rep.steps:
+        if step.snapshot == last_snapshot:
+            continue
+        last_snapshot = step.snapshot
+        for index, fate in rep.fates_at(step.step).items():
+            first.setdefault(index, (step.step, fate))
+    return first
+
+
+def _user_survival(rep: Replay) -> tuple[bool, bool]:
+    messages = rep.conversation.messages
+    users = [i for i, m in enumerate(messages) if m.role == "user" and i not in rep.skipped]
+    if not users:
+        return True, True
+    first_ok = latest_ok = True
+    for step in rep.steps:
+        fates = rep.fates_at(step.step)
+        before = [u for u in users if u < step.message_index]
+        if not before:
+            continue
+        if fates.get(before[0], "kept") in ("collapsed", "dropped"):
+            first_ok = False
+        if fates.get(before[-1], "kept") in ("collapsed", "dropped"):
+            latest_ok = False
+    return first_ok, latest_ok
+
+
+def information_loss(rep: Replay) -> InformationLoss:
+    """Evidence for every message the replay pruned, collapsed or dropped."""
+    messages = rep.conversation.messages
+    removals = _first_removal(rep)
+    step_message = {s.step: s.message_index for s in rep.steps}
+    terms_by_message = {i: distinctive_terms(_message_text(m)) for i, m in enumerate(messages)}
+    # where each term first and last appears outside a given message: count occurrences per term
+    occurrences: dict[str, list[int]] = {}
+    for i, terms in terms_by_message.items():
+        for t in terms:
+            occurrences.setdefault(t, []).append(i)
+    calls_by_key: dict[tuple[str, str], list[int]] = {}
+    for i, m in enumerate(messages):
+        if m.role == "assistant":
+            for c in m.tool_calls:
+                calls_by_key.setdefault((c.name, json.dumps(c.arguments, sort_keys=True)), []).append(i)
+
+    evidence: list[LossEvidence] = []
+    for index, (step, fate) in sorted(removals.items()):
+        removed_from = step_message[step]
+        ev = LossEvidence(index, fate, step)
+        for term in terms_by_message.get(index, ()):
+            seen = occurrences[term]
+            for later in _later_assistants(seen, removed_from, messages):
+                # quoted only if no other earlier message (still present or not) carried the term
+                if not any(o != index and o < later for o in seen):
+                    ev.quoted.setdefault(later, []).append(term)
+        result = messages[index].tool_result
+        if result is not None:
+            key = (result.origin.name, json.dumps(result.origin.arguments, sort_keys=True))
+            ev.refetched_at = [i for i in calls_by_key.get(key, []) if i >= removed_from]
+        for terms in ev.quoted.values():
+            terms.sort()
+        evidence.append(ev)
+    first_ok, latest_ok = _user_survival(rep)
+    return InformationLoss(evidence, first_ok, latest_ok)
+
+
+def _later_assistants(indices: Iterable[int], start: int, messages) -> list[int]:
+    return [i for i in indices if i >= start and messages[i].role == "assistant"]

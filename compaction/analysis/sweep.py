@@ -1,0 +1,181 @@
+"""Sweeps: one setup over a grid of one or two parameters, and the best setting under constraints.
+
+A sweep reuses one tokenization: counters cache counts per message, and every configuration of a sweep shares the
+same counter and the same loaded conversation. Haystack tool-result pruning with an ``approx`` counter — the
+setup people tune most — additionally takes a fast path (:mod:`.fastpath`) that computes each configuration in time
+proportional to its compactions rather than its LLM calls; its results are tested equal to full replays.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..conversation import Conversation
+from ..replay import replay
+from ..strategies import get_strategy
+from ..tokens import make_counter
+from .costs import PriceModel, compare_costs, price_model
+from .information import information_loss
+
+#: shared policy settings a sweep may vary besides strategy parameters
+POLICY_KEYS = ("context_window", "compact_at", "compact_to")
+METRICS = ("dollars", "peak_tokens", "compactions", "thrash", "information_loss", "tokens_sent", "declined")
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A strategy with its parameters, policy and counter."""
+
+    strategy: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    context_window: int = 200_000
+    compact_at: float = 0.7
+    compact_to: float = 0.4
+    counter: str = "approx"
+
+    def with_values(self, values: Mapping[str, Any]) -> Setup:
+        policy = {k: values[k] for k in POLICY_KEYS if k in values}
+        params = {**self.params, **{k: v for k, v in values.items() if k not in POLICY_KEYS}}
+        return Setup(self.strategy, params, **{**self._policy(), **policy}, counter=self.counter)
+
+    def _policy(self) -> dict[str, Any]:
+        return {"context_window": self.context_window, "compact_at": self.compact_at, "compact_to": self.compact_to}
+
+
+def thrash_count(compacted_steps: Sequence[int]) -> int:
+    """Compactions that happen on the call right after another compaction."""
+    return sum(1 for a, b in zip(compacted_steps, compacted_steps[1:]) if b == a + 1)
+
+
+def evaluate(conv: Conversation, setup: Setup, prices: PriceModel | None = None,
+             with_information: bool = True) -> dict[str, Any]:
+    """Every sweep metric for one setup, from a full replay. Invalid settings give ``{"error": reason}``."""
+    try:
+        rep = replay(conv, setup.strategy, setup.params, context_window=setup.context_window,
+                     compact_at=setup.compact_at, compact_to=setup.compact_to, counter=setup.counter)
+    except ValueError as exc:
+        return {"error": str(exc)}
+    summary = rep.summary()
+    costs = compare_costs(rep, prices or price_model())
+    compacted = [s.step for s in rep.steps if s.compacted]
+    row: dict[str, Any] = {
+        "dollars": costs.setup.total_dollars,
+        "baseline_dollars": costs.baseline.total_dollars,
+        "peak_tokens": summary["peak_tokens_sent"],
+        "tokens_sent": summary["total_tokens_sent"],
+        "compactions": summary["compactions"],
+        "declined": summary["declined_triggers"],
+        "thrash": thrash_count(compacted),
+    }
+    if with_information:
+        row["information_loss"] = information_loss(rep).score
+    return row
+
+
+@dataclass
+class SweepResult:
+    """One row per configuration: the varied values, then the metrics."""
+
+    setup: Setup
+    axes: dict[str, list[Any]]
+    rows: list[dict[str, Any]]
+
+    def frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.rows)
+
+    def best(self, *, safety: float = 1.0, max_compactions: int | None = None, top: int = 3
+             ) -> list[dict[str, Any]]:
+        """Cheapest configurations with ``peak <= context_window × safety`` and at most ``max_compactions``,
+        best first, each with a ``why`` sentence."""
+        ok: list[dict[str, Any]] = []
+        for row in self.rows:
+            if "error" in row:
+                continue
+            window = row.get("context_window", self.setup.context_window)
+            if row["peak_tokens"] > window * safety:
+                continue
+            if max_compactions is not None and row["compactions"] > max_compactions:
+                continue
+            ok.append(row)
+        ok.sort(key=lambda r: (r["dollars"], r["peak_tokens"], r["compactions"]))
+        out = []
+        for rank, row in enumerate(ok[:top]):
+            values = ", ".join(f"{k}={row[k]}" for k in self.axes)
+            why = (f"{values}: ${row['dollars']:.4f} (baseline ${row['baseline_dollars']:.4f}), peak "
+                   f"{row['peak_tokens']:,} tokens ≤ {safety:g} × window, {row['compactions']} compactions, "
+                   f"{row['thrash']} back-to-back")
+            out.append({**row, "rank": rank + 1, "why": why})
+        return out
+
+
+def grid(axes: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """Every combination of the axis values."""
+    names = list(axes)
+    return [dict(zip(names, combo)) for combo in itertools.product(*(axes[n] for n in names))]
+
+
+def linspace(start: float, stop: float, count: int, digits: int = 4) -> list[float]:
+    """``count`` evenly spaced values from ``start`` to ``stop`` (rounded)."""
+    if count < 2:
+        return [round(start, digits)]
+    step = (stop - start) / (count - 1)
+    return [round(start + i * step, digits) for i in range(count)]
+
+
+def _evaluate_chunk(args: tuple[Conversation, Setup, list[dict[str, Any]], PriceModel, bool]) -> list[dict]:
+    conv, setup, combos, prices, info = args
+    return [{**values, **evaluate(conv, setup.with_values(values), prices, info)} for values in combos]
+
+
+def sweep(conv: Conversation, setup: Setup, axes: Mapping[str, Sequence[Any]], *,
+          prices: PriceModel | None = None, with_information: bool = True, workers: int = 1,
+          progress: Callable[[int, int], None] | None = None) -> SweepResult:
+    """Evaluate ``setup`` at every combination of ``axes`` (policy keys or strategy parameters).
+
+    Invalid combinations (e.g. ``compact_to >= compact_at``) get an ``error`` instead of metrics. ``workers > 1``
+    spreads the work over processes; ``progress(done, total)`` is called as chunks finish.
+    """
+    info = get_strategy(setup.strategy)
+    known = set(POLICY_KEYS) | {p.name for p in info.params}
+    for name in axes:
+        if name not in known:
+            raise ValueError(f"cannot sweep {name!r}: {setup.strategy} has parameters {', '.join(sorted(known))}")
+    prices = prices or price_model()
+    combos = grid(axes)
+    from .fastpath import fast_sweep_rows
+
+    fast = fast_sweep_rows(conv, setup, combos, prices)
+    if fast is not None:
+        rows = fast
+        if with_information:
+            for row in rows:
+                if "error" not in row:
+                    row["information_loss"] = information_loss(replay(
+                        conv, setup.strategy, setup.with_values(row).params,
+                        **setup.with_values(row)._policy(), counter=make_counter(setup.counter))).score
+        if progress:
+            progress(len(rows), len(rows))
+        return SweepResult(setup, {k: list(v) for k, v in axes.items()}, rows)
+
+    rows: list[dict[str, Any]] = []
+    chunk = max(1, math.ceil(len(combos) / max(1, workers * 4)))
+    chunks = [combos[i : i + chunk] for i in range(0, len(combos), chunk)]
+    if workers > 1:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for done in pool.map(_evaluate_chunk, [(conv, setup, c, prices, with_information) for c in chunks]):
+                rows.extend(done)
+                if progress:
+                    progress(len(rows), len(combos))
+    else:
+        for c in chunks:
+            rows.extend(_evaluate_chunk((conv, setup, c, prices, with_information)))
+            if progress:
+                progress(len(rows), len(combos))
+    return SweepResult(setup, {k: list(v) for k, v in axes.items()}, rows)

@@ -1,0 +1,106 @@
+"""Sweeps equal individual replays; the fast path equals the full engine; constraints pick the cheapest setup."""
+
+from __future__ import annotations
+
+import pytest
+
+import compaction
+from compaction.analysis.costs import price_model
+from compaction.analysis.fastpath import fast_sweep_rows
+from compaction.analysis.sweep import Setup, evaluate, grid, linspace, sweep, thrash_count
+
+METRICS = ("dollars", "baseline_dollars", "peak_tokens", "tokens_sent", "compactions", "declined", "thrash")
+
+
+@pytest.fixture(scope="module")
+def conv():
+    from conftest import real_log
+
+    return compaction.load(real_log("openai-plain/openhands-completions__django-10097.json"))
+
+
+def assert_rows_equal(row, full):
+    for key in METRICS:
+        if isinstance(full[key], float):
+            assert row[key] == pytest.approx(full[key], rel=1e-9), key
+        else:
+            assert row[key] == full[key], key
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-6", "gpt-5.5"])
+def test_fast_path_equals_full_replays(conv, model):
+    prices = price_model(model)
+    setup = Setup("haystack.tool_result_pruning", context_window=30000)
+    combos = grid({"compact_at": [0.5, 0.7, 0.9], "compact_to": [0.2, 0.45], "min_keep_steps": [1, 3],
+                   "min_tokens": [0, 200, 2000]})
+    rows = fast_sweep_rows(conv, setup, combos, prices)
+    assert rows is not None and len(rows) == len(combos)
+    compacting = 0
+    for row, values in zip(rows, combos):
+        full = evaluate(conv, setup.with_values(values), prices, with_information=False)
+        assert_rows_equal(row, full)
+        compacting += row["compactions"] > 0
+    assert compacting >= len(combos) // 2  # the grid really exercises compaction
+
+
+def test_fast_path_with_custom_counter_ratio(conv):
+    setup = Setup("haystack.tool_result_pruning", context_window=25000, counter="approx:3.3")
+    combos = grid({"compact_at": [0.6, 0.8], "compact_to": [0.3]})
+    rows = fast_sweep_rows(conv, setup, combos, price_model())
+    for row, values in zip(rows, combos):
+        assert_rows_equal(row, evaluate(conv, setup.with_values(values), price_model(), with_information=False))
+
+
+def test_fast_path_declines_other_setups(conv):
+    assert fast_sweep_rows(conv, Setup("agent_framework.tool_result_compaction"), [{}], price_model()) is None
+    assert fast_sweep_rows(conv, Setup("haystack.tool_result_pruning", counter="maf-dotnet"), [{}],
+                           price_model()) is None
+
+
+def test_general_sweep_equals_individual_replays_and_parallel_equals_serial(conv):
+    setup = Setup("agent_framework.tool_result_compaction", context_window=30000)
+    axes = {"compact_at": [0.6, 0.8], "minimum_preserved_groups": [4, 16]}
+    serial = sweep(conv, setup, axes, with_information=True)
+    parallel = sweep(conv, setup, axes, with_information=True, workers=2)
+    assert serial.rows == parallel.rows
+    for row in serial.rows:
+        values = {k: row[k] for k in axes}
+        full = evaluate(conv, setup.with_values(values), price_model())
+        assert_rows_equal(row, full)
+        assert row["information_loss"] == full["information_loss"]
+
+
+def test_invalid_combinations_are_reported_not_raised(conv):
+    result = sweep(conv, Setup("haystack.tool_result_pruning", context_window=30000),
+                   {"compact_at": [0.5, 0.7], "compact_to": [0.6]}, with_information=False)
+    errors = [r for r in result.rows if "error" in r]
+    assert len(errors) == 1 and "compact_to" in errors[0]["error"]
+
+
+def test_unknown_axis_is_a_clear_error(conv):
+    with pytest.raises(ValueError, match="cannot sweep 'keep'"):
+        sweep(conv, Setup("haystack.tool_result_pruning"), {"keep": [1, 2]})
+
+
+def test_best_minimises_dollars_under_constraints(conv):
+    setup = Setup("haystack.tool_result_pruning", context_window=30000)
+    result = sweep(conv, setup, {"compact_at": linspace(0.5, 0.95, 4), "compact_to": linspace(0.1, 0.45, 4)},
+                   with_information=False)
+    best = result.best(safety=0.9, max_compactions=5, top=3)
+    assert best
+    ok = [r for r in result.rows if "error" not in r and r["peak_tokens"] <= 27000 and r["compactions"] <= 5]
+    assert best[0]["dollars"] == min(r["dollars"] for r in ok)
+    assert [b["rank"] for b in best] == list(range(1, len(best) + 1))
+    assert "peak" in best[0]["why"] and "compact_at=" in best[0]["why"]
+
+
+def test_progress_is_reported(conv):
+    seen = []
+    sweep(conv, Setup("agent_framework.tool_result_compaction", context_window=30000), {"compact_at": [0.6, 0.8]},
+          with_information=False, progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (2, 2)
+
+
+def test_thrash_counts_back_to_back_compactions():
+    assert thrash_count([3, 4, 5, 9, 11, 12]) == 3
+    assert thrash_count([]) == 0
