@@ -7,6 +7,7 @@ was expected — never a traceback.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from collections.abc import Sequence
@@ -133,6 +134,144 @@ def cmd_convert(args: argparse.Namespace, out: TextIO) -> None:
         _print_json(value, out)
 
 
+def _parse_axis(text: str) -> tuple[str, list[Any]]:
+    """``name=start:stop:count`` (evenly spaced) or ``name=v1,v2,…``."""
+    name, sep, spec = text.partition("=")
+    if not sep or not name.strip() or not spec.strip():
+        raise UsageError(f"--axis expects NAME=START:STOP:COUNT or NAME=V1,V2,…, got {text!r}")
+    try:
+        if spec.count(":") == 2:
+            start, stop, count = spec.split(":")
+            from .analysis.sweep import linspace
+
+            values: list[Any] = linspace(float(start), float(stop), int(count))
+        else:
+            values = [_number(v) for v in spec.split(",") if v.strip()]
+    except ValueError:
+        raise UsageError(f"--axis {text!r}: expected numbers") from None
+    return name.strip(), values
+
+
+def _number(text: str) -> Any:
+    text = text.strip()
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+
+def _setups(args: argparse.Namespace):
+    """Named setups from ``--setup LABEL=STRATEGY[:p=v,…]`` or the ``--strategy``/``--set`` shorthand."""
+    from .analysis.sweep import Setup
+
+    policy = {"context_window": args.context_window, "compact_at": args.compact_at, "compact_to": args.compact_to,
+              "counter": args.counter}
+    setups = []
+    for spec in args.setup or ():
+        label, sep, rest = spec.partition("=")
+        strategy, _, param_text = rest.partition(":")
+        if not sep or not strategy:
+            raise UsageError(f"--setup expects LABEL=STRATEGY[:PARAM=VALUE,…], got {spec!r}")
+        params = get_strategy(strategy).resolve_params(_parse_sets([p for p in param_text.split(",") if p]))
+        setups.append((label, Setup(strategy, params, **policy)))
+    if args.strategy:
+        params = get_strategy(args.strategy).resolve_params(_parse_sets(args.set))
+        setups.append((args.strategy, Setup(args.strategy, params, **policy)))
+    if not setups:
+        raise UsageError("give --strategy NAME (with --set) or one or more --setup LABEL=STRATEGY[:PARAM=VALUE,…]")
+    return setups
+
+
+def _prices(args: argparse.Namespace):
+    from .analysis.costs import price_model
+
+    return price_model(args.model, ttl=args.ttl)
+
+
+def _write_rows(rows: list[dict[str, Any]], path: str | None, as_json: bool, out: TextIO) -> None:
+    """Rows as CSV (``-o x.csv``), JSON (``-o x.json`` or ``--json``), or a table on stdout."""
+    import pandas as pd
+
+    frame = pd.DataFrame(rows)
+    if path:
+        if path.endswith(".json"):
+            with open(path, "w", encoding="utf-8") as fh:
+                _print_json(rows, fh)
+        else:
+            frame.to_csv(path, index=False)
+    elif as_json:
+        _print_json(rows, out)
+    else:
+        out.write(frame.to_string(index=False) + "\n")
+
+
+def cmd_sweep(args: argparse.Namespace, out: TextIO) -> None:
+    from .analysis.sweep import sweep
+
+    (_, setup), *more = _setups(args)
+    if more:
+        raise UsageError("sweep takes one setup")
+    axes = dict(_parse_axis(a) for a in (args.axis or ["compact_at=0.5:0.95:10", "compact_to=0.1:0.6:10"]))
+    conv = load(args.log, format=args.format, conversation=args.conversation)
+    result = sweep(conv, setup, axes, prices=_prices(args), workers=args.workers,
+                   with_information=not args.no_information)
+    best = result.best(safety=args.safety, max_compactions=args.max_compactions)
+    if args.json and not args.output:
+        _print_json({"axes": result.axes, "rows": result.rows, "best": best}, out)
+        return
+    _write_rows(result.rows, args.output, False, out if not args.output else io.StringIO())
+    for row in best:
+        out.write(f"#{row['rank']} {row['why']}\n")
+    if not best:
+        out.write("no configuration meets the constraints (peak ≤ window × safety, compactions ≤ max)\n")
+
+
+def cmd_fleet(args: argparse.Namespace, out: TextIO) -> None:
+    from .analysis.fleet import find_logs, fleet
+    from .analysis.sweep import grid
+
+    setups = _setups(args)
+    if args.axis:
+        axes = dict(_parse_axis(a) for a in args.axis)
+        setups = [(f"{label} {' '.join(f'{k}={v}' for k, v in values.items())}", setup.with_values(values))
+                  for label, setup in setups for values in grid(axes)]
+    logs = find_logs(args.folder)
+    if not logs:
+        raise UsageError(f"{args.folder}: no log files ({', '.join(('.json', '.jsonl', '.traj', '.eval'))})")
+    result = fleet(logs, setups, prices=_prices(args), engine=args.engine, workers=args.workers,
+                   scheduler=args.scheduler, with_information=not args.no_information)
+    if args.json and not args.output:
+        _print_json({"rows": result.rows, "aggregate": result.aggregate()}, out)
+        return
+    _write_rows(result.rows, args.output, False, out if not args.output else io.StringIO())
+    _write_rows(result.aggregate(), None, False, out)
+    for row in result.errors:
+        out.write(f"error: {row['log']}: {row['error']}\n")
+
+
+def _add_setup_args(p: argparse.ArgumentParser, single: bool) -> None:
+    p.add_argument("--strategy")
+    p.add_argument("--set", action="append", metavar="PARAM=VALUE")
+    if not single:
+        p.add_argument("--setup", action="append", metavar="LABEL=STRATEGY[:P=V,…]")
+    else:
+        p.set_defaults(setup=None)
+    p.add_argument("--context-window", type=int, default=200_000)
+    p.add_argument("--compact-at", type=float, default=0.7)
+    p.add_argument("--compact-to", type=float, default=0.4)
+    p.add_argument("--counter", default=DEFAULT_COUNTER)
+    p.add_argument("--axis", action="append", metavar="NAME=START:STOP:COUNT|V1,V2")
+    p.add_argument("--model", default="claude-sonnet-4-6", help="price preset (see compaction/analysis/prices.json)")
+    p.add_argument("--ttl", default="5m", choices=("5m", "1h"))
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--no-information", action="store_true", help="skip the information-loss score (faster)")
+    p.add_argument("-o", "--output", help="write rows to a .csv or .json file")
+    p.add_argument("--json", action="store_true")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m compaction",
                                      description="Replay agent logs under context-compaction strategies.")
@@ -166,6 +305,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all-steps", action="store_true", help="text output: list every step, not only events")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("sweep", help="sweep one or two parameters of a setup over a grid")
+    p.add_argument("log")
+    _add_setup_args(p, single=True)
+    p.add_argument("--format")
+    p.add_argument("--conversation")
+    p.add_argument("--safety", type=float, default=1.0, help="best setup: peak ≤ window × safety")
+    p.add_argument("--max-compactions", type=int, help="best setup: at most this many compactions")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser("fleet", help="run setups (or a sweep) over every log in a folder")
+    p.add_argument("folder")
+    _add_setup_args(p, single=False)
+    p.add_argument("--engine", default="local", choices=("local", "dask"))
+    p.add_argument("--scheduler", help="dask.distributed scheduler address (engine dask)")
+    p.set_defaults(func=cmd_fleet)
 
     p = sub.add_parser("convert", help="write a log in another format")
     p.add_argument("log")

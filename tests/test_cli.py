@@ -143,3 +143,51 @@ def test_python_dash_m_entry_point(django_log):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["conversations"][0]["llm_calls"] == 50
+
+
+def test_sweep_writes_csv_and_recommends(django_log, tmp_path):
+    out = tmp_path / "sweep.csv"
+    code, text = run("sweep", str(django_log), "--strategy", "haystack.tool_result_pruning", "--context-window",
+                     "30000", "--axis", "compact_at=0.5:0.9:3", "--axis", "compact_to=0.2,0.4", "--max-compactions",
+                     "4", "--no-information", "-o", str(out))
+    assert code == 0
+    import pandas as pd
+
+    frame = pd.read_csv(out)
+    assert len(frame) == 6 and {"compact_at", "compact_to", "dollars", "peak_tokens", "compactions"} <= set(frame)
+    assert text.startswith("#1 compact_at=")
+
+
+def test_sweep_json(django_log):
+    code, text = run("sweep", str(django_log), "--strategy", "agent_framework.tool_result_compaction",
+                     "--context-window", "30000", "--axis", "minimum_preserved_groups=4,16", "--json")
+    data = json.loads(text)
+    assert code == 0 and len(data["rows"]) == 2 and "information_loss" in data["rows"][0]
+
+
+def test_fleet_over_a_folder(tmp_path):
+    from conftest import REAL_LOGS
+
+    folder = REAL_LOGS / "openai-plain"
+    if not folder.exists():
+        pytest.skip("real logs not available")
+    out = tmp_path / "fleet.json"
+    code, _ = run("fleet", str(folder), "--setup", "prune=haystack.tool_result_pruning:min_keep_steps=2",
+                  "--setup", "collapse=agent_framework.tool_result_compaction", "--context-window", "20000",
+                  "--no-information", "--workers", "1", "-o", str(out))
+    rows = json.loads(out.read_text())
+    assert code == 0 and len(rows) == 2 * len(list(folder.glob("*.json")))
+    assert {r["setup"] for r in rows} == {"prune", "collapse"}
+
+
+def test_fleet_with_an_axis_expands_setups(tmp_path):
+    from conftest import REAL_LOGS
+
+    folder = REAL_LOGS / "openai-plain"
+    if not folder.exists():
+        pytest.skip("real logs not available")
+    code, text = run("fleet", str(folder), "--strategy", "haystack.tool_result_pruning", "--context-window", "20000",
+                     "--axis", "compact_at=0.6,0.8", "--no-information", "--workers", "1", "--json")
+    data = json.loads(text)
+    assert {a["setup"] for a in data["aggregate"]} == {"haystack.tool_result_pruning compact_at=0.6",
+                                                        "haystack.tool_result_pruning compact_at=0.8"}

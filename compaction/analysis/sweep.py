@@ -157,9 +157,10 @@ def sweep(conv: Conversation, setup: Setup, axes: Mapping[str, Sequence[Any]], *
         if with_information:
             for row in rows:
                 if "error" not in row:
+                    chosen = setup.with_values({k: row[k] for k in axes})
                     row["information_loss"] = information_loss(replay(
-                        conv, setup.strategy, setup.with_values(row).params,
-                        **setup.with_values(row)._policy(), counter=make_counter(setup.counter))).score
+                        conv, chosen.strategy, chosen.params, **chosen._policy(),
+                        counter=make_counter(chosen.counter))).score
         if progress:
             progress(len(rows), len(rows))
         return SweepResult(setup, {k: list(v) for k, v in axes.items()}, rows)

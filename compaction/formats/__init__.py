@@ -12,7 +12,7 @@ from .base import Document, FormatInfo, LoadError, formats, parse_document, read
 def load_all() -> None:
     """Import every format module of this package (each registers itself; idempotent)."""
     for module in pkgutil.iter_modules(__path__):
-        if module.name != "base":
+        if module.name != "base" and not module.name.startswith("_"):
             importlib.import_module(f"{__name__}.{module.name}")
 
 
