@@ -175,8 +175,11 @@ def message_time(message: Message) -> float | None:
 
 
 def price_calls(calls: Iterable[CallInput], counter: Counter, prices: PriceModel,
-                tools: Sequence[ToolSchema] = ()) -> CostReport:
-    """Price a sequence of calls with the prefix-cache model described in the module docstring."""
+                tools: Sequence[ToolSchema] = (), hidden_prefix_tokens: int = 0) -> CostReport:
+    """Price a sequence of calls with the prefix-cache model described in the module docstring.
+
+    ``hidden_prefix_tokens``: a stable prefix every call sends that the log does not show (a provider-side system
+    prompt, tool definitions); calibration estimates it from reported usage."""
     report = CostReport(prices)
     previous: Sequence[Message] = ()
     previous_time: float | None = None
@@ -192,7 +195,8 @@ def price_calls(calls: Iterable[CallInput], counter: Counter, prices: PriceModel
             tally.append(m)
             if i + 1 == p:
                 prefix_tokens = tally.value(with_tools=True)
-        total = tally.value(with_tools=True)
+        total = tally.value(with_tools=True) + hidden_prefix_tokens
+        prefix_tokens += hidden_prefix_tokens
         now = _timestamp(context[-1]) if context else None
         cold = previous_time is not None and now is not None and now - previous_time > prices.ttl_seconds
         read, write, uncached = split_tokens(total, prefix_tokens, not previous or cold, prices)
