@@ -1,0 +1,145 @@
+"""Plain-language accounts of a replay: what happened at a step, and warnings where a setup misbehaves.
+
+The app shows these next to the charts; notebooks and the CLI can print them. Every sentence is built from our own
+fixed wording and numbers — never from log text — so it can be shown as Markdown safely.
+"""
+
+from __future__ import annotations
+
+from collections import Counter as Tally
+from dataclasses import dataclass
+
+from .replay import Replay, Step
+
+
+def _k(n: float) -> str:
+    """142345 → '142k', 950 → '950'."""
+    n = float(n)
+    if abs(n) >= 10_000:
+        return f"{n / 1000:.0f}k"
+    if abs(n) >= 1000:
+        return f"{n / 1000:.1f}k"
+    return f"{n:.0f}"
+
+
+def _changes(rep: Replay, step: Step) -> dict[str, int]:
+    """How many originals changed fate at this step (newly pruned/collapsed/dropped) and messages inserted."""
+    now = rep.fates_at(step.step)
+    before = rep.fates_at(step.step - 1) if step.step > 0 else {}
+    changed = Tally(fate for index, fate in now.items() if before.get(index) != fate)
+    entries = rep.entries_at(step.step)
+    inserted_now = sum(1 for e in entries if e.inserted is not None and not e.excluded)
+    inserted_before = 0
+    if step.step > 0:
+        inserted_before = sum(1 for e in rep.entries_at(step.step - 1) if e.inserted is not None and not e.excluded)
+    changed["inserted"] = max(inserted_now - inserted_before, 0)
+    return dict(changed)
+
+
+def what_happened(rep: Replay, k: int) -> str:
+    """A short account of call ``k``: the measurement, the trigger, what the strategy did, the result."""
+    step = rep.steps[k]
+    trigger = rep.lines.get("trigger")
+    target = rep.lines.get("target")
+    parts = [f"Before call {k} (log message {step.message_index}) the context measured **{_k(step.tokens_before)}** "
+             f"tokens ({rep.counter.spec})"]
+    if trigger is not None:
+        rule = f"{rep.compact_at:g} × {_k(rep.context_window)}" if rep.strategy.policy == "threshold" else "trigger"
+        if step.triggered:
+            parts.append(f", reaching the trigger of {_k(trigger)} ({rule})")
+        else:
+            parts.append(f", under the trigger of {_k(trigger)} ({rule}): nothing to do.")
+            return "".join(parts) + _uncompacted_note(step)
+    parts.append(". " if not parts[-1].endswith(".") else " ")
+    if not step.triggered:
+        parts.append("The strategy did not act at this call.")
+        return "".join(parts) + _uncompacted_note(step)
+    if not step.compacted:
+        parts.append("The strategy was asked to compact but **declined**: nothing it is allowed to touch would help"
+                     f"{' (' + step.note + ')' if step.note else ''}. The context is sent as it is.")
+        return "".join(parts) + _uncompacted_note(step)
+    changes = _changes(rep, step)
+    done = [f"{n} {fate}" for fate, n in changes.items() if n and fate != "inserted"]
+    if changes.get("inserted"):
+        done.append(f"{changes['inserted']} message{'s' if changes['inserted'] != 1 else ''} inserted")
+    goal = f" toward a target of {_k(step.target if step.target is not None else target)}" if (
+        step.target is not None or target is not None) else ""
+    parts.append(f"It compacted{goal}: {step.note or ', '.join(done)}")
+    if done and step.note:
+        parts.append(f" ({', '.join(done)})")
+    parts.append(f"; the call sent **{_k(step.tokens_sent)}** tokens "
+                 f"({_k(step.tokens_before - step.tokens_sent)} fewer).")
+    return "".join(parts) + _uncompacted_note(step)
+
+
+def _uncompacted_note(step: Step) -> str:
+    if step.tokens_uncompacted != step.tokens_sent:
+        return f" Without compaction this call would have sent {_k(step.tokens_uncompacted)}."
+    return ""
+
+
+@dataclass(frozen=True)
+class Warning:
+    """Something a user should look at, with the calls it concerns."""
+
+    kind: str  # thrashing | floor | declined | first_user_lost | split_pair
+    message: str
+    steps: tuple[int, ...] = ()
+
+
+def warnings_for(rep: Replay) -> list[Warning]:
+    """Thrashing, a post-compaction floor at the trigger, declined triggers, a lost first user message, and a tool
+    call separated from its result."""
+    out: list[Warning] = []
+    compacted = [s.step for s in rep.steps if s.compacted]
+    back_to_back = [b for a, b in zip(compacted, compacted[1:]) if b == a + 1]
+    if back_to_back:
+        out.append(Warning("thrashing", f"Thrashing: {len(back_to_back)} compaction(s) came on the call right after "
+                           "another. Each one rewrites the context (and invalidates the prompt cache) for little gain; "
+                           "lower compact_to, or raise compact_at.", tuple(back_to_back)))
+    trigger = rep.lines.get("trigger")
+    if trigger is not None:
+        stuck = [s.step for s in rep.steps if s.compacted and s.tokens_sent >= trigger]
+        if stuck:
+            out.append(Warning("floor", f"Floor at the trigger: after {len(stuck)} compaction(s) the context was still "
+                               f"≥ the trigger ({_k(trigger)}): what the strategy may not touch (system prompt, tool "
+                               "schemas, protected recent steps) is too large for these thresholds.", tuple(stuck)))
+    declined = [s.step for s in rep.steps if s.declined]
+    if declined:
+        out.append(Warning("declined", f"Declined triggers: {len(declined)} call(s) crossed the trigger but the "
+                           "strategy found nothing it may compact; the context was sent unchanged.", tuple(declined)))
+    users = [i for i, m in enumerate(rep.conversation.messages) if m.role == "user" and i not in rep.skipped]
+    if users:
+        lost = [s.step for s in rep.steps if rep.fates_at(s.step).get(users[0]) in ("collapsed", "dropped")]
+        if lost:
+            fate = rep.fates_at(lost[0]).get(users[0])
+            out.append(Warning("first_user_lost", f"The first user message (the task) was {fate} from call {lost[0]} "
+                               "on; the model no longer sees the original request verbatim.", tuple(lost[:50])))
+    split = _split_pairs(rep)
+    if split:
+        out.append(Warning("split_pair", f"A tool call and its result were separated in {len(split)} call(s) "
+                           "(one sent without the other): providers reject such requests.", tuple(split[:50])))
+    return out
+
+
+def _split_pairs(rep: Replay) -> list[int]:
+    """Calls whose context holds a result without its call, or a call without a result the log had by then.
+
+    Appending originals never splits a pair, so only the calls that start a new snapshot are examined; the verdict
+    holds until the next snapshot."""
+    result_at = {m.tool_result.call_id: i for i, m in enumerate(rep.conversation.messages)
+                 if m.tool_result is not None and m.tool_result.call_id}
+    bad: list[int] = []
+    verdict, last_snapshot = False, None
+    for s in rep.steps:
+        if s.snapshot != last_snapshot:
+            last_snapshot = s.snapshot
+            sent = [e.message for e in rep.entries_at(s.step) if not e.excluded]
+            calls = {c.id for m in sent for c in m.tool_calls if c.id}
+            results = {m.tool_result.call_id for m in sent if m.tool_result is not None and m.tool_result.call_id}
+            unanswered = {c for c in calls - results if result_at.get(c, len(rep.conversation.messages)) <
+                          s.message_index}
+            verdict = bool(results - calls or unanswered)
+        if verdict:
+            bad.append(s.step)
+    return bad
