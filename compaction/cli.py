@@ -165,7 +165,7 @@ def _number(text: str) -> Any:
 
 def _setups(args: argparse.Namespace):
     """Named setups from ``--setup LABEL=STRATEGY[:p=v,…]`` or the ``--strategy``/``--set`` shorthand."""
-    from .analysis.sweep import Setup
+    from .setups import Setup
 
     policy = {"context_window": args.context_window, "compact_at": args.compact_at, "compact_to": args.compact_to,
               "counter": args.counter}

@@ -79,7 +79,7 @@ def _uncompacted_note(step: Step) -> str:
 
 
 @dataclass(frozen=True)
-class Warning:
+class SetupWarning:
     """Something a user should look at, with the calls it concerns."""
 
     kind: str  # thrashing | floor | declined | first_user_lost | split_pair
@@ -87,37 +87,37 @@ class Warning:
     steps: tuple[int, ...] = ()
 
 
-def warnings_for(rep: Replay) -> list[Warning]:
+def warnings_for(rep: Replay) -> list[SetupWarning]:
     """Thrashing, a post-compaction floor at the trigger, declined triggers, a lost first user message, and a tool
     call separated from its result."""
-    out: list[Warning] = []
+    out: list[SetupWarning] = []
     compacted = [s.step for s in rep.steps if s.compacted]
     back_to_back = [b for a, b in zip(compacted, compacted[1:]) if b == a + 1]
     if back_to_back:
-        out.append(Warning("thrashing", f"Thrashing: {len(back_to_back)} compaction(s) came on the call right after "
+        out.append(SetupWarning("thrashing", f"Thrashing: {len(back_to_back)} compaction(s) came on the call right after "
                            "another. Each one rewrites the context (and invalidates the prompt cache) for little gain; "
                            "lower compact_to, or raise compact_at.", tuple(back_to_back)))
     trigger = rep.lines.get("trigger")
     if trigger is not None:
         stuck = [s.step for s in rep.steps if s.compacted and s.tokens_sent >= trigger]
         if stuck:
-            out.append(Warning("floor", f"Floor at the trigger: after {len(stuck)} compaction(s) the context was still "
+            out.append(SetupWarning("floor", f"Floor at the trigger: after {len(stuck)} compaction(s) the context was still "
                                f"≥ the trigger ({_k(trigger)}): what the strategy may not touch (system prompt, tool "
                                "schemas, protected recent steps) is too large for these thresholds.", tuple(stuck)))
     declined = [s.step for s in rep.steps if s.declined]
     if declined:
-        out.append(Warning("declined", f"Declined triggers: {len(declined)} call(s) crossed the trigger but the "
+        out.append(SetupWarning("declined", f"Declined triggers: {len(declined)} call(s) crossed the trigger but the "
                            "strategy found nothing it may compact; the context was sent unchanged.", tuple(declined)))
     users = [i for i, m in enumerate(rep.conversation.messages) if m.role == "user" and i not in rep.skipped]
     if users:
         lost = [s.step for s in rep.steps if rep.fates_at(s.step).get(users[0]) in ("collapsed", "dropped")]
         if lost:
             fate = rep.fates_at(lost[0]).get(users[0])
-            out.append(Warning("first_user_lost", f"The first user message (the task) was {fate} from call {lost[0]} "
+            out.append(SetupWarning("first_user_lost", f"The first user message (the task) was {fate} from call {lost[0]} "
                                "on; the model no longer sees the original request verbatim.", tuple(lost[:50])))
     split = _split_pairs(rep)
     if split:
-        out.append(Warning("split_pair", f"A tool call and its result were separated in {len(split)} call(s) "
+        out.append(SetupWarning("split_pair", f"A tool call and its result were separated in {len(split)} call(s) "
                            "(one sent without the other): providers reject such requests.", tuple(split[:50])))
     return out
 

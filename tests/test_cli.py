@@ -8,10 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 
 from compaction.cli import main
-
-from conftest import ROOT
 
 
 def run(*argv: str) -> tuple[int, str]:

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ..formats import LoadError, load_all_conversations
+from ..setups import Setup
 from .costs import PriceModel, price_model
-from .sweep import Setup, evaluate
+from .sweep import evaluate
 
 LOG_SUFFIXES = (".json", ".jsonl", ".traj", ".eval")
 
@@ -125,7 +126,8 @@ def fleet(logs: Iterable[str | Path], setups: Sequence[tuple[str, Setup]], *, pr
 
 def _run_dask(paths: list[str], setups, prices, with_information, scheduler, progress) -> list[dict[str, Any]]:
     try:
-        from dask.distributed import Client, LocalCluster, as_completed as dask_completed
+        from dask.distributed import Client, LocalCluster
+        from dask.distributed import as_completed as dask_completed
     except ImportError as exc:
         raise ValueError("the dask engine needs dask.distributed: pip install 'dask[distributed]'") from exc
     cluster = None

@@ -12,39 +12,18 @@ import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..conversation import Conversation
 from ..replay import replay
+from ..setups import POLICY_KEYS, Setup
 from ..strategies import get_strategy
 from ..tokens import make_counter
 from .costs import PriceModel, compare_costs, price_model
 from .information import information_loss
 
-#: shared policy settings a sweep may vary besides strategy parameters
-POLICY_KEYS = ("context_window", "compact_at", "compact_to")
 METRICS = ("dollars", "peak_tokens", "compactions", "thrash", "information_loss", "tokens_sent", "declined")
-
-
-@dataclass(frozen=True)
-class Setup:
-    """A strategy with its parameters, policy and counter."""
-
-    strategy: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-    context_window: int = 200_000
-    compact_at: float = 0.7
-    compact_to: float = 0.4
-    counter: str = "approx"
-
-    def with_values(self, values: Mapping[str, Any]) -> Setup:
-        policy = {k: values[k] for k in POLICY_KEYS if k in values}
-        params = {**self.params, **{k: v for k, v in values.items() if k not in POLICY_KEYS}}
-        return Setup(self.strategy, params, **{**self._policy(), **policy}, counter=self.counter)
-
-    def _policy(self) -> dict[str, Any]:
-        return {"context_window": self.context_window, "compact_at": self.compact_at, "compact_to": self.compact_to}
 
 
 def thrash_count(compacted_steps: Sequence[int]) -> int:
@@ -56,8 +35,7 @@ def evaluate(conv: Conversation, setup: Setup, prices: PriceModel | None = None,
              with_information: bool = True) -> dict[str, Any]:
     """Every sweep metric for one setup, from a full replay. Invalid settings give ``{"error": reason}``."""
     try:
-        rep = replay(conv, setup.strategy, setup.params, context_window=setup.context_window,
-                     compact_at=setup.compact_at, compact_to=setup.compact_to, counter=setup.counter)
+        rep = setup.run(conv)
     except ValueError as exc:
         return {"error": str(exc)}
     summary = rep.summary()
@@ -159,7 +137,7 @@ def sweep(conv: Conversation, setup: Setup, axes: Mapping[str, Sequence[Any]], *
                 if "error" not in row:
                     chosen = setup.with_values({k: row[k] for k in axes})
                     row["information_loss"] = information_loss(replay(
-                        conv, chosen.strategy, chosen.params, **chosen._policy(),
+                        conv, chosen.strategy, chosen.params, **chosen.policy(),
                         counter=make_counter(chosen.counter))).score
         if progress:
             progress(len(rows), len(rows))

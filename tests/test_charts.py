@@ -1,0 +1,202 @@
+"""Chart builders and the data shaping behind them: valid Vega-Lite, rules and markers present, bounded size."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import compaction
+from compaction import charts, views
+from compaction.conversation import Conversation, ToolCall, assistant, system, tool, user
+
+A, B = "A · Haystack", "B · Agent Framework"
+
+
+def _layers(spec: dict) -> list[dict]:
+    """Every unit spec inside a (nested) layer spec."""
+    out = []
+    for layer in spec.get("layer", []):
+        out.extend(_layers(layer) if "layer" in layer else [layer])
+    return out
+
+
+def _mark(layer: dict) -> str:
+    mark = layer["mark"]
+    return mark if isinstance(mark, str) else mark["type"]
+
+
+def _embedded_rows(spec: dict) -> int:
+    return sum(len(rows) for rows in spec.get("datasets", {}).values())
+
+
+def synthetic_frames(steps: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """A sawtooth over ``steps`` LLM calls: the baseline grows, A compacts every 50 calls, B declines every 70."""
+    rows, events = [], []
+    for k in range(steps):
+        baseline = 1000 + 40 * k
+        rows.append({"step": k, "message_index": 2 * k + 1, "series": views.BASELINE, "tokens": baseline})
+        rows.append({"step": k, "message_index": 2 * k + 1, "series": A, "tokens": 1000 + 40 * (k % 50)})
+        rows.append({"step": k, "message_index": 2 * k + 1, "series": B, "tokens": baseline - 5 * k})
+        if k and k % 50 == 0:
+            events.append({"step": k, "series": A, "event": "compacted", "tokens_before": 3000, "tokens_sent": 1000,
+                           "note": "pruned 3 tool results", "count": 1})
+        if k and k % 70 == 0:
+            events.append({"step": k, "series": B, "event": "declined", "tokens_before": baseline, "tokens_sent":
+                           baseline, "note": "nothing it may compact", "count": 1})
+    rules = pd.DataFrame([
+        {"tokens": 100_000.0, "kind": "window", "label": "context window 100,000"},
+        {"tokens": 70_000.0, "kind": "trigger", "label": "trigger 70,000"},
+        {"tokens": 40_000.0, "kind": "target", "label": "target 40,000"},
+    ])
+    return pd.DataFrame(rows), pd.DataFrame(events, columns=views.EVENT_COLUMNS), rules
+
+
+def tiny_conversation() -> Conversation:
+    """Five LLM calls with large tool results, enough for both default strategies to compact at a small window."""
+    messages = [system("You are a coding agent."), user("Fix the failing test in utils.py.")]
+    for i in range(5):
+        call = ToolCall(id=f"c{i}", name="read_file", arguments={"path": f"src/mod{i}.py"})
+        messages.append(assistant(f"Reading module {i}.", [call]))
+        messages.append(tool(call, f"def f{i}():\n" + "    return 1\n" * 200))
+    messages.append(assistant("Done: the test passes now."))
+    return Conversation(messages=tuple(messages))
+
+
+@pytest.fixture(scope="module")
+def runs() -> list[views.Run]:
+    conv = tiny_conversation()
+    return [
+        ("A", compaction.replay(conv, "haystack.tool_result_pruning", params={"min_tokens": 10},
+                                context_window=3000, compact_at=0.7, compact_to=0.3)),
+        ("B", compaction.replay(conv, "agent_framework.tool_result_compaction",
+                                params={"minimum_preserved_groups": 2}, context_window=3000, compact_at=0.7,
+                                compact_to=0.3)),
+    ]
+
+
+class TestTokensChart:
+    def test_is_valid_vega_lite_with_lines_points_rules_markers_and_selection(self):
+        series, events, rules = synthetic_frames(200)
+        spec = charts.tokens_chart(series, events, rules, selected_step=120).to_dict()
+        assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
+        marks = [_mark(layer) for layer in _layers(spec)]
+        assert {"line", "circle", "rule", "text", "point"} <= set(marks)
+        assert [p["name"] for p in spec["params"]] == [charts.SELECTION]
+        assert spec["params"][0]["select"]["fields"] == ["step"]
+
+    def test_rules_are_labelled_and_the_selected_step_is_drawn(self):
+        series, events, rules = synthetic_frames(30)
+        spec = charts.tokens_chart(series, events, rules, selected_step=7).to_dict()
+        data = [row for rows in spec["datasets"].values() for row in rows]
+        labels = {row.get("label") for row in data}
+        assert {"context window 100,000", "trigger 70,000", "target 40,000", "step 7"} <= labels
+
+    def test_compacted_and_declined_triggers_get_distinct_shapes(self):
+        series, events, rules = synthetic_frames(200)
+        spec = charts.tokens_chart(series, events, rules).to_dict()
+        shapes = [layer["encoding"]["shape"] for layer in _layers(spec) if "shape" in layer.get("encoding", {})]
+        assert shapes and shapes[0]["scale"]["domain"] == ["compacted", "declined"]
+        assert len(set(shapes[0]["scale"]["range"])) == 2
+
+    def test_setup_colours_are_fixed_by_series(self):
+        series, events, rules = synthetic_frames(10)
+        colors = {views.BASELINE: charts.BASELINE_COLOR, A: "#1c83e1", B: "#d6336c"}
+        spec = charts.tokens_chart(series, events, rules, colors=colors).to_dict()
+        scale = next(layer["encoding"]["color"]["scale"] for layer in _layers(spec) if _mark(layer) == "line")
+        assert dict(zip(scale["domain"], scale["range"], strict=True)) == colors
+
+    def test_a_10000_step_log_embeds_at_most_5000_rows(self):
+        series, events, rules = synthetic_frames(10_000)
+        assert len(series) == 30_000
+        spec = charts.tokens_chart(series, events, rules, selected_step=9_999).to_dict()
+        assert _embedded_rows(spec) <= views.MAX_CHART_ROWS
+
+    def test_downsampling_keeps_real_steps_and_the_sawtooth_extremes(self):
+        series, _, _ = synthetic_frames(10_000)
+        small = views.downsample_steps(series, 3000)
+        assert len(small) <= 3000
+        assert set(small["step"]) <= set(series["step"])
+        a = small[small["series"] == A]
+        assert a["tokens"].min() == 1000 and a["tokens"].max() == 1000 + 40 * 49  # drops survive
+        assert views.downsample_steps(series.head(30), 3000).equals(series.head(30))
+
+    def test_many_events_are_thinned_with_counts(self):
+        events = pd.DataFrame([{"step": k, "series": A, "event": "compacted", "tokens_before": 10, "tokens_sent": 5,
+                                "note": "", "count": 1} for k in range(10_000)])
+        thin = views.thin_events(events, 500)
+        assert len(thin) <= 500
+        assert thin["count"].sum() == 10_000
+
+
+class TestFromReplays:
+    def test_frames_from_real_replays(self, runs):
+        series = views.step_series(runs)
+        assert set(series["series"]) == {views.BASELINE, views.series_name("A", runs[0][1]),
+                                         views.series_name("B", runs[1][1])}
+        assert len(series) == 3 * len(runs[0][1].steps)
+        events = views.compaction_events(runs)
+        assert not events.empty and set(events["event"]) <= {"compacted", "declined"}
+        rules = views.threshold_rules(runs, 3000)
+        assert {"window", "trigger", "target"} <= set(rules["kind"])
+        spec = charts.tokens_chart(series, events, rules, selected_step=3).to_dict()
+        assert _embedded_rows(spec) < views.MAX_CHART_ROWS
+
+    def test_rules_shared_by_both_setups_are_merged(self, runs):
+        rules = views.threshold_rules(runs, 3000)
+        triggers = rules[rules["kind"] == "trigger"]
+        assert len(triggers) == 1 and triggers.iloc[0]["tokens"] == 2100
+
+    def test_aligned_context_lines_up_originals_and_places_inserted_after_them(self, runs):
+        last = len(runs[0][1].steps) - 1
+        rows = views.aligned_context(runs, last)
+        originals = [r.index for r in rows if r.index is not None]
+        assert originals == sorted(originals) and len(set(originals)) == len(originals)
+        fates_b = {r.cells["B"].fate for r in rows if r.cells["B"] is not None}
+        assert "inserted" in fates_b and "collapsed" in fates_b
+        for r in rows:
+            if r.index is None:  # an inserted message exists in one setup only, after the originals it follows
+                assert sum(item is not None for item in r.cells.values()) >= 1
+        pruned = [r for r in rows if r.cells["A"] is not None and r.cells["A"].fate == "pruned"]
+        assert pruned and all(r.changed for r in pruned)
+
+    def test_context_strip_chart_covers_every_row_per_setup(self, runs):
+        last = len(runs[0][1].steps) - 1
+        rows = views.aligned_context(runs, last)
+        strip = views.context_strip(rows, ["A", "B"])
+        for label in ("A", "B"):
+            present = sum(1 for r in rows if r.cells[label] is not None)
+            assert strip[strip["setup"] == label]["messages"].sum() == present
+        spec = charts.context_strip_chart(strip, ["A", "B"]).to_dict()
+        assert spec["encoding"]["color"]["scale"]["domain"] == list(charts.FATE_COLORS)
+
+    def test_context_strip_is_binned_when_fates_alternate(self):
+        from compaction.replay import ContextItem
+
+        msg = user("x")
+        rows = [views.AlignedRow((i, 0, 0), i, {"A": ContextItem(i, "pruned" if i % 2 else "kept", msg, msg)})
+                for i in range(12_000)]
+        strip = views.context_strip(rows, ["A"], max_rows=1000)
+        assert len(strip) <= 1000
+        assert strip["messages"].sum() == 12_000
+
+    def test_summary_table_saved_tokens_and_percent(self, runs):
+        table = views.summary_table(runs)
+        assert list(table["Setup"]) == ["—", "A", "B"]
+        for (_, rep), row in zip(runs, table.iloc[1:].itertuples(index=False), strict=True):
+            s = rep.summary()
+            assert row[7] == s["tokens_saved"]
+            assert row[8] == pytest.approx(100 * s["tokens_saved"] / s["total_tokens_uncompacted"], abs=0.05)
+        assert table.iloc[1]["Tokens saved"] > 0
+
+    def test_default_step_is_the_first_compaction(self, runs):
+        first = min(s.step for _, rep in runs for s in rep.steps if s.compacted)
+        assert views.default_step(runs) == first
+        assert views.neighbour_event(runs, -1, forward=True) == min(
+            s.step for _, rep in runs for s in rep.steps if s.triggered)
+
+    def test_message_text_shows_calls_results_and_reasoning(self):
+        call = ToolCall(id="1", name="grep", arguments={"pattern": "def main"})
+        text = views.message_text(assistant("Searching.", [call]))
+        assert "Searching." in text and 'grep({"pattern": "def main"})' in text
+        result = views.message_text(tool(call, "main.py:3:def main():", error=True))
+        assert result.startswith("[grep result (error)]") and "main.py:3" in result
