@@ -20,11 +20,32 @@ def detect(doc: Document) -> tuple[FormatInfo, list[str]]:
     """The first format that fits, and the reasons the earlier ones did not; ``LoadError`` if none fits."""
     reasons: list[str] = []
     for info in sorted(formats().values(), key=lambda f: f.priority):
-        why = info.detect(doc)
+        why = _safe_detect(info, doc)
         if why is None:
             return info, reasons
         reasons.append(f"{info.name}: {why}")
     raise LoadError(doc.path, "unknown log format. Tried: " + "; ".join(reasons))
+
+
+def _safe_detect(info: FormatInfo, doc: Document) -> str | None:
+    """A detector that trips over unexpected data simply does not fit."""
+    try:
+        return info.detect(doc)
+    except Exception as exc:  # noqa: BLE001 - any reader failure becomes a reason, never a crash
+        return f"unexpected data ({type(exc).__name__}: {exc})"
+
+
+def _safe_read(info: FormatInfo, doc: Document) -> list[Conversation]:
+    """Read, turning a reader's unexpected exception into a typed :class:`LoadError`."""
+    try:
+        return info.read(doc)
+    except LoadError:
+        raise
+    except RecursionError:
+        raise LoadError(doc.path, "the log is nested too deeply to read") from None
+    except Exception as exc:  # noqa: BLE001 - the contract: only LoadError escapes a load
+        raise LoadError(doc.path, f"could not be read as {info.title}: unexpected {type(exc).__name__} ({exc})",
+                        internal=True) from exc
 
 
 def load_all_conversations(source: str | Path | bytes, format: str | None = None, name: str | None = None
@@ -40,12 +61,12 @@ def load_all_conversations(source: str | Path | bytes, format: str | None = None
         if format not in known:
             raise LoadError(path, f"unknown format {format!r}; known formats: {', '.join(known)}")
         info = known[format]
-        why = info.detect(doc)
+        why = _safe_detect(info, doc)
         if why is not None:
             raise LoadError(path, f"does not look like {info.title}: {why}")
     else:
         info, _ = detect(doc)
-    conversations = info.read(doc)
+    conversations = _safe_read(info, doc)
     if doc.bad_lines:
         conversations = [_with_bad_lines(c, doc) for c in conversations]
     if not conversations:

@@ -14,6 +14,9 @@ from typing import Any
 from ..conversation import Conversation, LoadWarning, Message, Source, ToolCall, ToolResult, structural_warnings
 from .base import Document, FormatInfo, LoadError, register_format
 
+#: what agent-framework-core writes for a function result's exception in ``Content.to_dict()``
+SERIALIZED_EXCEPTION_MARKER = "FunctionInvocationError"
+
 
 def contents_of(m: Message) -> list[dict[str, Any]]:
     """The message's contents as agent-framework ``Content.to_dict()`` objects."""
@@ -30,7 +33,8 @@ def contents_of(m: Message) -> list[dict[str, Any]]:
         item = {"type": "function_result", "call_id": r.call_id or "", "result": r.text,
                 "items": [{"type": "text", "text": r.text, "additional_properties": {}}], "additional_properties": {}}
         if r.error:
-            item["exception"] = r.text
+            # Content.to_dict() never serializes the exception itself, only this marker (so the estimator counts it)
+            item["exception"] = SERIALIZED_EXCEPTION_MARKER
         out.append(item)
     return out
 
@@ -45,7 +49,8 @@ def token_json(m: Message, default_id: str = "") -> str:
     for c in contents_of(m):
         c = {k: v for k, v in c.items() if k != "items"}
         contents.append(c)
-    payload = {"role": m.role, "message_id": m.meta.get("message_id") or default_id or None, "contents": contents}
+    own_id = m.meta.get("message_id")
+    payload = {"role": m.role, "message_id": str(own_id) if own_id else default_id or None, "contents": contents}
     if payload["message_id"] is None:
         payload.pop("message_id")
     return json.dumps(payload, ensure_ascii=False, sort_keys=True, default=str)

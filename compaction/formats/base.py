@@ -13,8 +13,11 @@ from ..conversation import Conversation, LoadWarning
 class LoadError(ValueError):
     """A log that cannot be read: names the file, the line or field, and what was expected."""
 
-    def __init__(self, path: str | None, message: str, line: int | None = None, field: str | None = None) -> None:
+    def __init__(self, path: str | None, message: str, line: int | None = None, field: str | None = None,
+                 internal: bool = False) -> None:
         self.path = path
+        #: True when a reader met data it did not anticipate (a reader bug made safe), not a checked rule
+        self.internal = internal
         self.line = line
         self.field = field
         self.reason = message

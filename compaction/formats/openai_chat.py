@@ -16,12 +16,20 @@ from ..conversation import (
     ToolCall,
     ToolResult,
     ToolSchema,
+    Usage,
     structural_warnings,
 )
+from ._fields import as_count, as_mapping
 from .base import Document, FormatInfo, LoadError, register_format
 
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool",
           "function": "tool"}
+
+
+def _role(m: Mapping) -> str | None:
+    """The normalized role of a raw message, or None when it has no OpenAI role."""
+    role = m.get("role")
+    return _ROLES.get(role) if isinstance(role, str) else None
 
 
 def _messages_and_tools(value: Any) -> tuple[list | None, list, dict | None]:
@@ -50,7 +58,7 @@ def detect(doc: Document) -> str | None:
     if not messages:
         return "the message list is empty"
     for i, m in enumerate(messages[:50]):
-        if not isinstance(m, Mapping) or m.get("role") not in _ROLES:
+        if not isinstance(m, Mapping) or _role(m) is None:
             return f"message {i} has no OpenAI role (system/user/assistant/tool)"
         content = m.get("content")
         if content is not None and not isinstance(content, (str, list)):
@@ -125,7 +133,7 @@ def read_messages(raw_messages: list, path: str | None, tools_raw: list = ()) ->
         if not isinstance(m, Mapping):
             warnings.append(LoadWarning(f"{where}: skipped, expected an object, got {type(m).__name__}"))
             continue
-        role = _ROLES.get(m.get("role"))
+        role = _role(m)
         if role is None:
             warnings.append(LoadWarning(f"{where}: skipped, unknown role {m.get('role')!r}", field="role"))
             continue
@@ -134,13 +142,17 @@ def read_messages(raw_messages: list, path: str | None, tools_raw: list = ()) ->
         meta = {k: m[k] for k in ("id", "timestamp", "created") if k in m}
         if role == "assistant":
             tool_calls: list[ToolCall] = []
-            for j, tc in enumerate(m.get("tool_calls") or []):
+            raw_calls = m.get("tool_calls") or []
+            if not isinstance(raw_calls, list):
+                warnings.append(LoadWarning(f"{where}: 'tool_calls' is not a list; ignored", field="tool_calls"))
+                raw_calls = []
+            for j, tc in enumerate(raw_calls):
                 fn = tc.get("function") if isinstance(tc, Mapping) else None
                 if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
                     warnings.append(LoadWarning(f"{where}: tool call {j} skipped, expected function.name",
                                                 field="tool_calls"))
                     continue
-                call = ToolCall(tc.get("id"), fn["name"], parse_arguments(fn.get("arguments"), where, warnings))
+                call = ToolCall(_call_id(tc.get("id")), fn["name"], parse_arguments(fn.get("arguments"), where, warnings))
                 tool_calls.append(call)
                 if call.id:
                     calls[call.id] = call
@@ -149,7 +161,7 @@ def read_messages(raw_messages: list, path: str | None, tools_raw: list = ()) ->
                 call = ToolCall(None, fc["name"], parse_arguments(fc.get("arguments"), where, warnings))
                 tool_calls.append(call)
                 last_function_call = call
-            out.append(Message("assistant", texts, tuple(tool_calls), None, reasoning, images, (), m.get("name"), meta))
+            out.append(Message("assistant", texts, tuple(tool_calls), None, reasoning, images, (), _name(m), meta))
         elif role == "tool":
             call_id = m.get("tool_call_id")
             if m.get("role") == "function":
@@ -163,9 +175,49 @@ def read_messages(raw_messages: list, path: str | None, tools_raw: list = ()) ->
             out.append(Message("tool", tool_result=ToolResult(origin, result, bool(m.get("is_error", False))),
                                meta=meta))
         else:
-            out.append(Message(role, texts, (), None, reasoning, images, (), m.get("name"), meta))
+            out.append(Message(role, texts, (), None, reasoning, images, (), _name(m), meta))
     tools = [t for t in (_tool_schema(t) for t in tools_raw) if t is not None]
     return out, tools, warnings
+
+
+def _call_id(raw: Any) -> str | None:
+    """A tool-call id as text (numbers are accepted; anything else means no id)."""
+    if isinstance(raw, str):
+        return raw
+    return str(raw) if isinstance(raw, int) and not isinstance(raw, bool) else None
+
+
+def _name(m: Mapping) -> str | None:
+    name = m.get("name")
+    return name if isinstance(name, str) else None
+
+
+def read_messages_with_meta(raw_messages: list, metas: list[Mapping[str, Any]], path: str | None,
+                            tools_raw: list = ()) -> tuple[list[Message], list[ToolSchema], list[LoadWarning]]:
+    """:func:`read_messages`, with ``metas[i]`` merged into the meta of the message read from ``raw_messages[i]``."""
+    out, tools, warnings = read_messages(raw_messages, path, tools_raw)
+    kept = [meta for m, meta in zip(raw_messages, metas, strict=True) if isinstance(m, Mapping) and _role(m) is not None]
+    return [msg.with_meta(**meta) if meta else msg for msg, meta in zip(out, kept, strict=True)], tools, warnings
+
+
+def usage_from_openai(raw: Any) -> Usage | None:
+    """Chat-completions ``usage`` as :class:`Usage`; None when ``raw`` is not a usage object.
+
+    ``prompt_tokens`` counts every input token, cached ones included: cache reads come from
+    ``prompt_tokens_details.cached_tokens`` (or LiteLLM's ``cache_read_input_tokens``, DeepSeek's
+    ``prompt_cache_hit_tokens``, OpenHands' ``cache_read_tokens``), cache writes from ``cache_creation_input_tokens``
+    (or ``cache_write_tokens``), and the uncached input is what remains.
+    """
+    if not isinstance(raw, Mapping) or not any(k in raw for k in ("prompt_tokens", "completion_tokens")):
+        return None
+    details = as_mapping(raw.get("prompt_tokens_details"))
+    cache_read = max(as_count(details.get("cached_tokens")), as_count(raw.get("cache_read_input_tokens")),
+                     as_count(raw.get("prompt_cache_hit_tokens")), as_count(raw.get("cache_read_tokens")))
+    cache_write = max(as_count(raw.get("cache_creation_input_tokens")), as_count(raw.get("cache_write_tokens")))
+    prompt = as_count(raw.get("prompt_tokens"))
+    return Usage(input_tokens=max(prompt - cache_read - cache_write, 0),
+                 output_tokens=as_count(raw.get("completion_tokens")),
+                 cache_read_tokens=cache_read, cache_write_tokens=cache_write)
 
 
 def _tool_schema(raw: Any) -> ToolSchema | None:

@@ -1,0 +1,78 @@
+"""Defensive accessors for untrusted JSON fields, shared by the format readers.
+
+Log content is untrusted: a field can be missing, ``null`` or of the wrong type. These helpers return a safe value
+instead of raising, so a reader can keep going and report what it repaired with a :class:`LoadWarning`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..conversation import LoadWarning
+
+
+def as_count(value: Any) -> int:
+    """A token count: a non-negative integer (integral floats accepted); anything else is 0."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return max(value, 0)
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        return int(value)
+    return 0
+
+
+def optional_count(value: Any) -> int | None:
+    """A count when the field holds one, else ``None`` (for "not reported" vs 0)."""
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return as_count(value)
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    """The value if it is a JSON object, else an empty one."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def as_text(value: Any) -> str | None:
+    """The value if it is a string, else ``None``."""
+    return value if isinstance(value, str) else None
+
+
+def type_name(value: Any) -> str:
+    """The JSON type name of a decoded value, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__
+
+
+class UnknownTypes:
+    """Collects record types a reader does not know, to report each once with a count and its first line."""
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+        self._seen: dict[str, tuple[int | None, int]] = {}
+
+    def add(self, kind: Any, line: int | None) -> None:
+        key = repr(kind)
+        first, count = self._seen.get(key, (line, 0))
+        self._seen[key] = (first, count + 1)
+
+    def warnings(self) -> list[LoadWarning]:
+        out = []
+        for kind, (first, count) in self._seen.items():
+            plural = "s" if count > 1 else ""
+            out.append(LoadWarning(f"skipped {count} {self._what}{plural} of unknown type {kind}", line=first,
+                                   field="type"))
+        return out

@@ -1,0 +1,160 @@
+"""OpenAI Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
+
+Each line is ``{"timestamp", "type", "payload"}``:
+
+* ``session_meta``: its ``instructions`` (or ``base_instructions.text``) become the system message;
+* ``response_item``: a Responses API item (user / developer / assistant ``message``, ``reasoning``,
+  ``function_call`` / ``function_call_output``, ``custom_tool_call`` / ``custom_tool_call_output``,
+  ``local_shell_call``…), read by the shared Responses item reader: the output items of one model turn between two
+  inputs form one assistant message. Tool outputs keep the text the model received; when it is the JSON
+  ``{"output", "metadata"}`` envelope of older shells, ``exit_code`` and ``duration_seconds`` go to ``meta``;
+* ``event_msg`` with ``token_count``: ``info.last_token_usage`` is the usage of one LLM call (``input_tokens``
+  includes ``cached_input_tokens``, which become cache reads) and ``info.model_context_window`` the model's window
+  (``Source.context_window``). Codex repeats the same figures after each tool output: a record whose running
+  total did not change is not a new call. The usage goes to the model turn it is written next to (0.5x writes it
+  before the turn's items, later versions after them);
+* ``compacted``: the run compacted its history; the summary (``message``) is loaded as a user message in
+  ``log_summary_indices`` (replays leave it out by default) and a :class:`LogEvent` marks the spot. An
+  ``event_msg`` ``context_compacted`` without a ``compacted`` record marks it too.
+
+Other ``event_msg`` records (``user_message``, ``agent_message``, ``agent_reasoning`` echo response items),
+``turn_context`` and ``ghost_snapshot`` items are not sent to the model: skipped. Legacy rollouts (before the
+``payload`` wrapper: a first ``{"id", "timestamp", "instructions"}`` line, then bare items) are read too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..conversation import Conversation, LoadWarning, Message, Usage
+from ._fields import UnknownTypes, as_count, as_mapping, as_text, optional_count, type_name
+from .base import Document, FormatInfo, iter_records, register_format
+from .openai_responses import RESPONSES_TYPES, ItemReader
+
+WRAPPED_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+SKIPPED_ITEMS = frozenset({"ghost_snapshot", "other"})
+
+
+class _Rollout:
+    """Reading state of one rollout file."""
+
+    def __init__(self) -> None:
+        self.reader = ItemReader(skip_types=SKIPPED_ITEMS)
+        self.unknown = UnknownTypes("record")
+        self.context_window: int | None = None
+        self._last_total: str | None = None
+        self._compacted_at: int | None = None  # message count right after the last compacted record
+        self._marked_at: int | None = None  # message count right after a context_compacted event
+
+    def record(self, record: Any, line: int | None, first: bool) -> None:
+        if not isinstance(record, Mapping):
+            self.reader.warnings.append(LoadWarning(f"skipped: expected a JSON object, got {type_name(record)}",
+                                                    line=line))
+            return
+        kind = record.get("type")
+        payload = record.get("payload")
+        meta = {"timestamp": record["timestamp"]} if isinstance(record.get("timestamp"), str) else {}
+        if kind in WRAPPED_TYPES:
+            if not isinstance(payload, Mapping):
+                self.reader.warnings.append(LoadWarning(f"{kind} record skipped: 'payload' is {type_name(payload)}, "
+                                                        "expected an object", line=line, field="payload"))
+                return
+            self._wrapped(kind, payload, line, meta)
+        elif "record_type" in record:
+            return  # legacy rollout state line
+        elif first and "type" not in record and "role" not in record and "id" in record:
+            self._instructions(record)
+        elif kind in RESPONSES_TYPES or kind == "message" or (kind is None and "role" in record):
+            self.reader.add(record, f"line {line}", line, meta)
+        else:
+            self.unknown.add(kind, line)
+
+    def _wrapped(self, kind: str, payload: Mapping[str, Any], line: int | None, meta: dict[str, Any]) -> None:
+        if kind == "session_meta":
+            self._instructions(payload)
+        elif kind == "response_item":
+            self.reader.add(payload, f"line {line}", line, meta)
+        elif kind == "event_msg":
+            event = payload.get("type")
+            if event == "token_count":
+                self._token_count(payload.get("info"), line)
+            elif event == "context_compacted":
+                self._context_compacted(line)
+        elif kind == "compacted":
+            self._compacted(payload, line, meta)
+
+    def _instructions(self, payload: Mapping[str, Any]) -> None:
+        text = as_text(payload.get("instructions")) or as_text(as_mapping(payload.get("base_instructions")).get("text"))
+        if text and not self.reader.slots:
+            self.reader.slots.append(Message("system", (text,)))
+
+    def _token_count(self, info: Any, line: int | None) -> None:
+        if info is None:
+            return  # written before the first call of a session: no usage yet
+        if not isinstance(info, Mapping) or not isinstance(info.get("last_token_usage"), Mapping):
+            self.reader.warnings.append(LoadWarning("token_count without 'info.last_token_usage'; skipped", line=line,
+                                                    field="payload.info.last_token_usage"))
+            return
+        window = optional_count(info.get("model_context_window"))
+        if window:
+            self.context_window = window
+        last = info["last_token_usage"]
+        total = json.dumps(info.get("total_token_usage") or last, sort_keys=True, default=str)
+        if total == self._last_total:
+            return
+        self._last_total = total
+        prompt = as_count(last.get("input_tokens"))
+        cached = min(as_count(last.get("cached_input_tokens")), prompt)
+        self.reader.call_usage(Usage(input_tokens=prompt - cached, output_tokens=as_count(last.get("output_tokens")),
+                                     cache_read_tokens=cached))
+
+    def _context_compacted(self, line: int | None) -> None:
+        if self._compacted_at == len(self.reader.slots):
+            return  # the compacted record already marked this compaction
+        self.reader.compaction(None, line)
+        self._marked_at = len(self.reader.slots)
+
+    def _compacted(self, payload: Mapping[str, Any], line: int | None, meta: dict[str, Any]) -> None:
+        if self._marked_at == len(self.reader.slots):
+            self.reader.events.pop()  # the context_compacted event came first: this record completes it
+        self.reader.compaction(as_text(payload.get("message")) or None, line, meta)
+        self._compacted_at = len(self.reader.slots)
+        self._marked_at = None
+
+
+def read(doc: Document) -> list[Conversation]:
+    rollout = _Rollout()
+    for position, (line, record) in enumerate(iter_records(doc)):
+        rollout.record(record, line, position == 0)
+    return [rollout.reader.conversation("codex", doc.path, "0", warnings=rollout.unknown.warnings(),
+                                        context_window=rollout.context_window)]
+
+
+def detect(doc: Document) -> str | None:
+    if doc.kind != "jsonl":
+        return "not JSONL"
+    records = [r for _, r in doc.records[:200]]
+    if any(isinstance(r, Mapping) and r.get("type") in ("session_meta", "response_item")
+           and isinstance(r.get("payload"), Mapping) for r in records):
+        return None
+    first = records[0] if records else None
+    if (isinstance(first, Mapping) and "id" in first and "timestamp" in first and "type" not in first
+            and any(isinstance(r, Mapping) and r.get("type") in RESPONSES_TYPES | {"message"} for r in records[1:])):
+        return None
+    return "no Codex rollout records (session_meta / response_item with a payload)"
+
+
+register_format(
+    FormatInfo(
+        name="codex",
+        title="OpenAI Codex CLI rollout",
+        detect=detect,
+        read=read,
+        extensions=(".jsonl",),
+        priority=10,
+        description="Codex CLI session rollouts (~/.codex/sessions/**/rollout-*.jsonl): response items as one "
+        "assistant message per model turn, token_count usage and context window, compacted summaries.",
+    )
+)

@@ -1,0 +1,302 @@
+"""LangChain message lists: ``messages_to_dict`` output, ``dumpd`` output, and ``{"messages": [...]}`` wrappers
+(LangGraph state, ``ChatPromptValue`` dumps).
+
+* ``messages_to_dict``: ``[{"type": "human" | "ai" | "system" | "tool" | "function" | "chat", "data": {...}}]``
+  (``…Chunk`` types included).
+* ``dumpd``: ``{"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "AIMessage"],
+  "kwargs": {...}}``. The ``id`` path only names the message kind: it is matched against the known message classes
+  and never imported or instantiated.
+
+Fields read: ``content`` (a string or content blocks: text, image, file, Anthropic ``tool_use`` / ``thinking``,
+standard ``reasoning`` / ``tool_call`` blocks), AI ``tool_calls`` (``{name, args, id}``) plus ``invalid_tool_calls``
+(the model emitted them; LangChain sends them back), the legacy ``additional_kwargs.tool_calls`` / ``function_call``
+in OpenAI shape when ``tool_calls`` is absent, ``additional_kwargs.reasoning_content``, ``usage_metadata`` (its
+``input_tokens`` include cache reads and writes, split out into :class:`Usage`), ``tool_call_id``, ``status``
+(``"error"`` marks a failed tool call) and ``name``. A ``tool_use`` / ``tool_call`` block that repeats an entry of
+``tool_calls`` is not counted twice. ``RemoveMessage`` entries are state updates, not messages: skipped with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..conversation import (
+    Conversation,
+    File,
+    Image,
+    LoadWarning,
+    Message,
+    Source,
+    ToolCall,
+    ToolResult,
+    Usage,
+    structural_warnings,
+)
+from ._fields import as_count, as_mapping, as_text, type_name
+from .base import Document, FormatInfo, LoadError, register_format
+from .openai_chat import parse_arguments, read_messages, usage_from_openai
+
+#: ``messages_to_dict`` type → role; ``…Chunk`` variants are folded onto these
+_TYPES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool", "chat": None,
+          "remove": None}
+#: ``dumpd`` class name → ``messages_to_dict`` type
+_CLASSES = {"HumanMessage": "human", "AIMessage": "ai", "SystemMessage": "system", "ToolMessage": "tool",
+            "FunctionMessage": "function", "ChatMessage": "chat", "RemoveMessage": "remove"}
+_CHAT_ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "system": "system",
+               "developer": "system"}
+
+
+def _kind_and_fields(item: Any) -> tuple[str, Mapping[str, Any]] | None:
+    """(``messages_to_dict`` type, message fields) of one serialized message, or None if it is not one."""
+    if not isinstance(item, Mapping):
+        return None
+    kind = item.get("type")
+    if isinstance(kind, str) and isinstance(item.get("data"), Mapping):
+        kind = kind.removesuffix("Chunk")
+        kind = _CLASSES.get(kind, kind)
+        return (kind, item["data"]) if kind in _TYPES else None
+    path = item.get("id")
+    if item.get("lc") == 1 and item.get("type") == "constructor" and isinstance(path, list) and path:
+        name = path[-1].removesuffix("Chunk") if isinstance(path[-1], str) else None
+        if name in _CLASSES:
+            return _CLASSES[name], as_mapping(item.get("kwargs"))
+    return None
+
+
+def _message_list(value: Any) -> list | None:
+    if isinstance(value, list):
+        return value
+    if isinstance(value, Mapping):
+        if isinstance(value.get("messages"), list):
+            return value["messages"]
+        kwargs = as_mapping(value.get("kwargs"))
+        if value.get("lc") == 1 and isinstance(kwargs.get("messages"), list):
+            return kwargs["messages"]
+    return None
+
+
+def detect(doc: Document) -> str | None:
+    if doc.kind != "json":
+        return "not a single JSON document"
+    items = _message_list(doc.value)
+    if not items:
+        return "no list of LangChain messages"
+    for i, item in enumerate(items[:50]):
+        if _kind_and_fields(item) is None:
+            return f"message {i} is neither a messages_to_dict {{type, data}} entry nor a dumpd message"
+    return None
+
+
+# --------------------------------------------------------------------------------------------------- content
+class _Parts:
+    """What one message's content holds, sorted into our message fields."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.reasoning: list[str] = []
+        self.images: list[Image] = []
+        self.files: list[File] = []
+        self.calls: list[ToolCall] = []
+
+
+def _image(block: Mapping[str, Any]) -> Image:
+    url = block.get("image_url")
+    url = as_mapping(url).get("url") if isinstance(url, Mapping) else url
+    url = url if isinstance(url, str) else as_text(block.get("url"))
+    source = as_mapping(block.get("source"))
+    inline = (isinstance(url, str) and url.startswith("data:")) or block.get("source_type") == "base64" \
+        or "base64" in block or source.get("type") == "base64"
+    mime = as_text(block.get("mime_type")) or as_text(source.get("media_type"))
+    if mime is None and isinstance(url, str) and url.startswith("data:"):
+        mime = url[5:].split(";", 1)[0] or None
+    return Image(mime_type=mime, source="base64" if inline else url)
+
+
+def _block(block: Any, where: str, parts: _Parts, known_calls: set[str], warnings: list[LoadWarning]) -> None:
+    if isinstance(block, str):
+        parts.texts.append(block)
+        return
+    if not isinstance(block, Mapping):
+        warnings.append(LoadWarning(f"{where}: content block skipped, expected an object, got {type_name(block)}",
+                                    field="content"))
+        return
+    kind = block.get("type")
+    if kind == "text" or (kind is None and isinstance(block.get("text"), str)):
+        parts.texts.append(as_text(block.get("text")) or "")
+    elif kind in ("thinking", "reasoning"):
+        summary = block.get("summary") if isinstance(block.get("summary"), list) else []
+        summary = [as_text(as_mapping(s).get("text")) for s in summary]
+        text = as_text(block.get("thinking")) or as_text(block.get("reasoning")) or "\n".join(t for t in summary if t)
+        if text:
+            parts.reasoning.append(text)
+    elif kind in ("tool_use", "tool_call"):
+        call_id = as_text(block.get("id"))
+        if call_id not in known_calls and as_text(block.get("name")):
+            raw = block.get("input") if kind == "tool_use" else block.get("args")
+            parts.calls.append(ToolCall(call_id, block["name"], parse_arguments(raw, where, warnings)))
+    elif kind in ("image", "image_url", "input_image"):
+        parts.images.append(_image(block))
+    elif kind in ("file", "document", "pdf"):
+        parts.files.append(File(as_text(block.get("filename")) or as_text(block.get("name")),
+                                as_text(block.get("mime_type"))))
+    elif kind in ("redacted_thinking", "tool_call_chunk"):
+        return
+    else:
+        warnings.append(LoadWarning(f"{where}: content block of type {kind!r} kept as text", field="content"))
+        parts.texts.append(json.dumps(block, ensure_ascii=False, default=str))
+
+
+def _parts(content: Any, where: str, known_calls: set[str], warnings: list[LoadWarning]) -> _Parts:
+    parts = _Parts()
+    if isinstance(content, str):
+        if content:
+            parts.texts.append(content)
+    elif isinstance(content, list):
+        for block in content:
+            _block(block, where, parts, known_calls, warnings)
+    elif content is not None:
+        warnings.append(LoadWarning(f"{where}: 'content' is {type_name(content)}, expected text or blocks; ignored",
+                                    field="content"))
+    return parts
+
+
+# --------------------------------------------------------------------------------------------------- messages
+def usage_of(fields: Mapping[str, Any]) -> Usage | None:
+    """``usage_metadata`` (or the OpenAI ``response_metadata.token_usage`` older versions kept) as :class:`Usage`."""
+    raw = fields.get("usage_metadata")
+    if not isinstance(raw, Mapping):
+        return usage_from_openai(as_mapping(fields.get("response_metadata")).get("token_usage"))
+    details = as_mapping(raw.get("input_token_details"))
+    read, write = as_count(details.get("cache_read")), as_count(details.get("cache_creation"))
+    return Usage(input_tokens=max(as_count(raw.get("input_tokens")) - read - write, 0),
+                 output_tokens=as_count(raw.get("output_tokens")), cache_read_tokens=read, cache_write_tokens=write,
+                 cache_write_5m_tokens=as_count(details.get("ephemeral_5m_input_tokens")),
+                 cache_write_1h_tokens=as_count(details.get("ephemeral_1h_input_tokens")))
+
+
+def _tool_calls(fields: Mapping[str, Any], where: str, path: str | None,
+                warnings: list[LoadWarning]) -> list[ToolCall]:
+    calls: list[ToolCall] = []
+    for key in ("tool_calls", "invalid_tool_calls"):
+        raw = fields.get(key)
+        if raw is not None and not isinstance(raw, list):
+            warnings.append(LoadWarning(f"{where}: '{key}' is {type_name(raw)}, expected a list; ignored", field=key))
+            continue
+        for j, tc in enumerate(raw or []):
+            tc = as_mapping(tc)
+            if as_text(tc.get("name")) is None:
+                warnings.append(LoadWarning(f"{where}: {key} entry {j} skipped, expected a 'name'", field=key))
+                continue
+            calls.append(ToolCall(as_text(tc.get("id")), tc["name"], parse_arguments(tc.get("args"), where, warnings)))
+    if calls or "tool_calls" in fields:
+        return calls
+    legacy = as_mapping(fields.get("additional_kwargs"))
+    if legacy.get("tool_calls") or legacy.get("function_call"):
+        message = {"role": "assistant", "tool_calls": legacy.get("tool_calls"), "function_call": legacy.get("function_call")}
+        out, _, legacy_warnings = read_messages([message], path)
+        warnings += [LoadWarning(f"{where}: {w.message}", field="additional_kwargs.tool_calls") for w in legacy_warnings]
+        return list(out[0].tool_calls) if out else []
+    return []
+
+
+def _result_value(parts: _Parts) -> str | tuple:
+    if not parts.images and not parts.files:
+        return "".join(parts.texts)
+    return (*parts.texts, *parts.images, *parts.files)
+
+
+class _Reader:
+    """Reads one message list, keeping the calls seen so far to pair tool messages with them."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.warnings: list[LoadWarning] = []
+        self.calls: dict[str, ToolCall] = {}
+        self.last_function_call: ToolCall | None = None
+
+    def message(self, kind: str, fields: Mapping[str, Any], where: str) -> tuple[Message, Usage | None] | None:
+        role = _TYPES[kind]
+        if kind == "chat":
+            role = _CHAT_ROLES.get(fields.get("role")) if isinstance(fields.get("role"), str) else None
+            if role is None:
+                self.warnings.append(LoadWarning(f"{where}: chat message with role {fields.get('role')!r} read as a "
+                                                 "user message", field="role"))
+                role = "user"
+        if role is None:
+            self.warnings.append(LoadWarning(f"{where}: skipped, a {kind!r} entry is not a message", field="type"))
+            return None
+        meta = {k: fields[k] for k in ("id",) if isinstance(fields.get(k), str)}
+        model = as_text(as_mapping(fields.get("response_metadata")).get("model_name"))
+        if model:
+            meta["model_name"] = model
+        name = as_text(fields.get("name"))
+        if role == "assistant":
+            return self._assistant(fields, where, name, meta)
+        parts = _parts(fields.get("content"), where, set(), self.warnings)
+        if role == "tool":
+            return Message("tool", tool_result=ToolResult(self._origin(kind, fields, name), _result_value(parts),
+                                                          fields.get("status") == "error"), meta=meta), None
+        return Message(role, tuple(parts.texts), (), None, tuple(parts.reasoning), tuple(parts.images),
+                       tuple(parts.files), name, meta), None
+
+    def _assistant(self, fields: Mapping[str, Any], where: str, name: str | None,
+                   meta: dict[str, Any]) -> tuple[Message, Usage | None]:
+        calls = _tool_calls(fields, where, self.path, self.warnings)
+        parts = _parts(fields.get("content"), where, {c.id for c in calls if c.id}, self.warnings)
+        calls += parts.calls
+        extra = as_text(as_mapping(fields.get("additional_kwargs")).get("reasoning_content"))
+        reasoning = ([extra] if extra else []) + parts.reasoning
+        for call in calls:
+            if call.id:
+                self.calls[call.id] = call
+            elif call.id is None:
+                self.last_function_call = call
+        message = Message("assistant", tuple(parts.texts), tuple(calls), None, tuple(reasoning), tuple(parts.images),
+                          tuple(parts.files), name, meta)
+        return message, usage_of(fields)
+
+    def _origin(self, kind: str, fields: Mapping[str, Any], name: str | None) -> ToolCall:
+        if kind == "function":
+            last = self.last_function_call
+            return last if last is not None and (name is None or last.name == name) else ToolCall(None, name or "function")
+        call_id = as_text(fields.get("tool_call_id"))
+        return self.calls.get(call_id) if call_id in self.calls else ToolCall(call_id, name or "unknown_tool")
+
+
+def read(doc: Document) -> list[Conversation]:
+    items = _message_list(doc.value)
+    if items is None:
+        raise LoadError(doc.path, "expected a list of LangChain messages", field="messages")
+    reader = _Reader(doc.path)
+    messages: list[Message] = []
+    usage: dict[int, Usage] = {}
+    for i, item in enumerate(items):
+        where = f"message {i}"
+        found = _kind_and_fields(item)
+        if found is None:
+            reader.warnings.append(LoadWarning(f"{where}: skipped, not a LangChain message", field="type"))
+            continue
+        read_one = reader.message(*found, where)
+        if read_one is None:
+            continue
+        message, reported = read_one
+        if reported is not None:
+            usage[len(messages)] = reported
+        messages.append(message)
+    warnings = reader.warnings + structural_warnings(messages)
+    return [Conversation(tuple(messages), (), Source("langchain", doc.path, "0", tuple(warnings)), usage=usage)]
+
+
+register_format(
+    FormatInfo(
+        name="langchain",
+        title="LangChain messages",
+        detect=detect,
+        read=read,
+        priority=20,
+        description="LangChain messages_to_dict or dumpd message lists (also {messages: [...]}); tool calls, "
+        "content blocks and usage_metadata.",
+    )
+)

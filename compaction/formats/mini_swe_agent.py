@@ -1,0 +1,126 @@
+"""mini-swe-agent trajectories (``.traj.json``): ``{"messages": [...], "info": {...}, "trajectory_format":
+"mini-swe-agent-1[.x]", "instance_id"?}``.
+
+``messages`` is the exact list the model was prompted with (chat-completions shape), each message with an ``extra``
+object: for assistant messages the provider ``response`` (its ``usage`` becomes the call's :class:`Usage`), ``cost``
+and ``timestamp``; for observations the raw command output. Rules:
+
+* Tool-calling runs answer ``tool_calls`` with role ``tool`` messages; text-action runs (``mini-swe-agent-1``) put
+  the command in a fenced block and the observation in a ``user`` message, kept as a user message.
+* The run ends with a message of role ``exit`` (``extra.exit_status``, ``extra.submission``) that no model ever saw.
+  When the last response still has an unanswered call, the exit message is that call's outcome (the command printed
+  the submission), so it becomes the tool result of the call that printed ``COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT``
+  (else of the last open call); otherwise it is kept as a closing user message. Either way ``meta`` records
+  ``mini_swe_agent_role: "exit"`` and the exit status.
+* The conversation id is the ``instance_id`` when the file names one, else ``"0"``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..conversation import Conversation, LoadWarning, Source, Usage, structural_warnings
+from ._fields import as_mapping, as_text, type_name
+from .base import Document, FormatInfo, LoadError, register_format
+from .openai_chat import read_messages_with_meta, usage_from_openai
+
+_ROLES = ("system", "user", "assistant", "tool")
+_SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+
+
+def detect(doc: Document) -> str | None:
+    if doc.kind != "json":
+        return "not a single JSON document"
+    value = doc.value
+    if not isinstance(value, Mapping) or not isinstance(value.get("messages"), list):
+        return "no object with a 'messages' list"
+    fmt = value.get("trajectory_format")
+    if not (isinstance(fmt, str) and fmt.startswith("mini-swe-agent")) and "mini_version" not in as_mapping(
+            value.get("info")):
+        return "no 'trajectory_format: mini-swe-agent-…' (nor info.mini_version)"
+    return None
+
+
+def _open_calls(raw: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(call id, arguments text) of the tool calls not yet answered in the prepared messages."""
+    open_calls: dict[str, str] = {}
+    for m in raw:
+        if m["role"] == "assistant" and isinstance(m.get("tool_calls"), list):
+            for tc in m["tool_calls"]:
+                tc = as_mapping(tc)
+                if isinstance(tc.get("id"), str):
+                    args = as_mapping(tc.get("function")).get("arguments")
+                    open_calls[tc["id"]] = args if isinstance(args, str) else json.dumps(args, default=str)
+        elif m["role"] == "tool" and isinstance(m.get("tool_call_id"), str):
+            open_calls.pop(m["tool_call_id"], None)
+    return list(open_calls.items())
+
+
+def _exit_message(entry: Mapping[str, Any], raw: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    extra = as_mapping(entry.get("extra"))
+    meta = {"mini_swe_agent_role": "exit"}
+    if as_text(extra.get("exit_status")):
+        meta["exit_status"] = extra["exit_status"]
+    open_calls = _open_calls(raw)
+    if open_calls:
+        submitting = [cid for cid, args in open_calls if _SUBMIT_MARKER in args]
+        call_id = submitting[-1] if submitting else open_calls[-1][0]
+        return {"role": "tool", "tool_call_id": call_id, "content": entry.get("content")}, meta
+    return {"role": "user", "content": entry.get("content")}, meta
+
+
+def _meta(entry: Mapping[str, Any]) -> dict[str, Any]:
+    extra = as_mapping(entry.get("extra"))
+    return {k: extra[k] for k in ("timestamp", "cost") if isinstance(extra.get(k), (int, float, str))}
+
+
+def read(doc: Document) -> list[Conversation]:
+    value = doc.value
+    if not isinstance(value, Mapping) or not isinstance(value.get("messages"), list):
+        raise LoadError(doc.path, "expected a mini-swe-agent trajectory with a 'messages' list", field="messages")
+    warnings: list[LoadWarning] = []
+    raw: list[dict[str, Any]] = []
+    metas: list[dict[str, Any]] = []
+    responses: list[Any] = []
+    for i, entry in enumerate(value["messages"]):
+        if not isinstance(entry, Mapping):
+            warnings.append(LoadWarning(f"messages[{i}]: skipped, expected an object, got {type_name(entry)}",
+                                        field="messages"))
+            continue
+        role = entry.get("role")
+        if role == "exit":
+            message, meta = _exit_message(entry, raw)
+        elif role in _ROLES:
+            message, meta = {k: v for k, v in entry.items() if k != "extra"}, _meta(entry)
+        else:
+            warnings.append(LoadWarning(f"messages[{i}]: skipped, unknown role {role!r}", field="role"))
+            continue
+        raw.append(message)
+        metas.append(meta)
+        responses.append(as_mapping(as_mapping(entry.get("extra")).get("response")).get("usage"))
+    messages, _, read_warnings = read_messages_with_meta(raw, metas, doc.path)
+    usage: dict[int, Usage] = {}
+    for index, (message, reported) in enumerate(zip(messages, responses, strict=True)):
+        found = usage_from_openai(reported) if message.role == "assistant" else None
+        if found is not None:
+            usage[index] = found
+    warnings += read_warnings + structural_warnings(messages)
+    conversation_id = as_text(value.get("instance_id")) or "0"
+    return [Conversation(tuple(messages), (), Source("mini-swe-agent", doc.path, conversation_id, tuple(warnings)),
+                         usage=usage)]
+
+
+register_format(
+    FormatInfo(
+        name="mini-swe-agent",
+        title="mini-swe-agent trajectory",
+        detect=detect,
+        read=read,
+        extensions=(".traj.json", ".json"),
+        priority=20,
+        description="mini-swe-agent .traj.json: the prompted messages (tool calls or text actions), per-call usage "
+        "from the saved responses, the final 'exit' message as the submitting call's outcome.",
+    )
+)

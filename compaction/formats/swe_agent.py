@@ -1,0 +1,142 @@
+"""SWE-agent ``.traj`` trajectories: the ``history`` the model was prompted with, one conversation per agent.
+
+A ``.traj`` file is ``{"history": [...], "trajectory": [...], "info": {...}, "replay_config", "environment"}``. The
+``history`` entries are what SWE-agent turns into model messages (``role``, ``content`` as text or text parts,
+``message_type``, ``agent``); ``trajectory`` only repeats the steps for humans, so it is not read. Rules:
+
+* **Function calling**: assistant entries carry OpenAI ``tool_calls``; results are role ``tool`` entries whose
+  ``tool_call_ids`` list names the call (SWE-agent sends only the first id, as ``tool_call_id``). Claude
+  ``thinking_blocks`` on an assistant entry become its reasoning.
+* **Text actions**: the action is a fenced block inside the assistant text and observations are ``user`` entries with
+  ``message_type: "observation"``. They stay user messages, as the model saw them; every message keeps
+  ``message_type`` (and ``agent``) in ``meta`` because SWE-agent's history processors select on it.
+* **Demonstrations** (``is_demo: true``) were part of the prompt, so they are kept, flagged ``meta["is_demo"]``.
+* SWE-agent prompts each agent with its own entries only, so each ``agent`` name is its own conversation.
+  ``RetryAgent`` files (``{"attempts": [traj, ...]}``) give one conversation per attempt: ``attempt-0``, ...
+  Conversation ids are the agent name (``main``), or ``attempt-N`` / ``attempt-N/<agent>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..conversation import Conversation, LoadWarning, Source, structural_warnings
+from ._fields import as_mapping, as_text, type_name
+from .base import Document, FormatInfo, LoadError, register_format
+from .openai_chat import read_messages_with_meta
+
+_ROLES = ("system", "user", "assistant", "tool")
+_META_KEYS = ("message_type", "agent", "is_demo")
+
+
+def _histories(value: Any) -> list[tuple[str, list]] | None:
+    """(attempt prefix, history list) pairs, or None when the document is no SWE-agent trajectory."""
+    if not isinstance(value, Mapping):
+        return None
+    attempts = value.get("attempts")
+    if isinstance(attempts, list) and attempts and all(isinstance(a, Mapping) for a in attempts):
+        found = [(f"attempt-{i}", a.get("history")) for i, a in enumerate(attempts)]
+        if all(isinstance(h, list) for _, h in found):
+            return found
+    history = value.get("history")
+    if isinstance(history, list) and ("trajectory" in value or "info" in value):
+        return [("", history)]
+    return None
+
+
+def detect(doc: Document) -> str | None:
+    if doc.kind != "json":
+        return "not a single JSON document"
+    histories = _histories(doc.value)
+    if histories is None:
+        return "no SWE-agent 'history' list next to 'trajectory'/'info' (nor RetryAgent 'attempts')"
+    entries = [e for _, h in histories for e in h[:50]]
+    if not entries:
+        return "the history is empty"
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, Mapping) or entry.get("role") not in _ROLES:
+            return f"history entry {i} has no role (system/user/assistant/tool)"
+    return None
+
+
+def _thinking(entry: Mapping[str, Any]) -> str | None:
+    blocks = entry.get("thinking_blocks")
+    if not isinstance(blocks, list):
+        return None
+    texts = [t for t in (as_text(as_mapping(b).get("thinking")) for b in blocks) if t]
+    return "\n".join(texts) or None
+
+
+def _as_openai(entry: Mapping[str, Any], where: str, warnings: list[LoadWarning]) -> dict[str, Any]:
+    """The chat-completions message SWE-agent builds from one history entry."""
+    message: dict[str, Any] = {"role": entry["role"], "content": entry.get("content")}
+    if entry["role"] == "tool":
+        ids = entry.get("tool_call_ids")
+        if isinstance(ids, list) and ids and isinstance(ids[0], str):
+            message["tool_call_id"] = ids[0]
+        else:
+            warnings.append(LoadWarning(f"{where}: tool entry without 'tool_call_ids'; its call is unknown",
+                                        field="tool_call_ids"))
+    elif entry["role"] == "assistant":
+        if entry.get("tool_calls") is not None:
+            message["tool_calls"] = entry["tool_calls"]
+        thinking = _thinking(entry)
+        if thinking:
+            message["reasoning_content"] = thinking
+    return message
+
+
+def _conversation(prefix: str, agent: str, several_agents: bool, entries: list[tuple[int, Mapping[str, Any]]],
+                  path: str | None, warnings: list[LoadWarning]) -> Conversation:
+    warnings = list(warnings)
+    raw, metas = [], []
+    for index, entry in entries:
+        raw.append(_as_openai(entry, f"history entry {index}", warnings))
+        metas.append({k: entry[k] for k in _META_KEYS if k in entry})
+    messages, _, read_warnings = read_messages_with_meta(raw, metas, path)
+    warnings += read_warnings + structural_warnings(messages)
+    parts = [p for p in (prefix, agent if several_agents or not prefix else "") if p]
+    return Conversation(tuple(messages), (), Source("swe-agent", path, "/".join(parts), tuple(warnings)))
+
+
+def _read_history(prefix: str, history: list, path: str | None) -> list[Conversation]:
+    by_agent: dict[str, list[tuple[int, Mapping[str, Any]]]] = {}
+    warnings: list[LoadWarning] = []
+    where = f"{prefix} " if prefix else ""
+    for index, entry in enumerate(history):
+        if not isinstance(entry, Mapping):
+            warnings.append(LoadWarning(f"{where}history entry {index}: skipped, expected an object, got "
+                                        f"{type_name(entry)}", field="history"))
+            continue
+        if entry.get("role") not in _ROLES:
+            warnings.append(LoadWarning(f"{where}history entry {index}: skipped, unknown role {entry.get('role')!r}",
+                                        field="role"))
+            continue
+        agent = as_text(entry.get("agent")) or "main"
+        by_agent.setdefault(agent, []).append((index, entry))
+    if not by_agent:
+        return []
+    several = len(by_agent) > 1
+    return [_conversation(prefix, agent, several, entries, path, warnings) for agent, entries in by_agent.items()]
+
+
+def read(doc: Document) -> list[Conversation]:
+    histories = _histories(doc.value)
+    if histories is None:
+        raise LoadError(doc.path, "expected a SWE-agent trajectory with a 'history' list", field="history")
+    return [conv for prefix, history in histories for conv in _read_history(prefix, history, doc.path)]
+
+
+register_format(
+    FormatInfo(
+        name="swe-agent",
+        title="SWE-agent trajectory",
+        detect=detect,
+        read=read,
+        extensions=(".traj", ".json"),
+        priority=20,
+        description="SWE-agent .traj files: the prompted 'history' (function calling or text actions), one "
+        "conversation per agent, RetryAgent attempts included.",
+    )
+)
