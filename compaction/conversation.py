@@ -226,6 +226,8 @@ class Source:
     path: str | None = None
     conversation_id: str = "0"
     warnings: tuple[LoadWarning, ...] = ()
+    #: the model's context window when the log states it (Codex ``model_context_window``)
+    context_window: int | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)

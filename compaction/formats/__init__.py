@@ -67,8 +67,8 @@ def load_all_conversations(source: str | Path | bytes, format: str | None = None
     else:
         info, _ = detect(doc)
     conversations = _safe_read(info, doc)
-    if doc.bad_lines:
-        conversations = [_with_bad_lines(c, doc) for c in conversations]
+    if doc.bad_lines and conversations:  # file-level warnings go on the first conversation only
+        conversations = [_with_bad_lines(conversations[0], doc), *conversations[1:]]
     if not conversations:
         raise LoadError(path, f"no conversation found in this {info.title} log")
     return conversations

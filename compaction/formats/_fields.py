@@ -6,7 +6,7 @@ instead of raising, so a reader can keep going and report what it repaired with 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..conversation import LoadWarning
@@ -40,6 +40,18 @@ def as_text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def first_misfit(items: list, fits: Callable[[Any], bool], sample: int = 50) -> int | None:
+    """For detection: the index of the first of the leading ``sample`` items that does not fit, when fewer than
+    half of them fit; None when they mostly do (a few malformed records must not make a log unrecognizable)."""
+    head = items[:sample]
+    misfits = [i for i, item in enumerate(head) if not fits(item)]
+    return misfits[0] if len(misfits) * 2 > len(head) else None
+
+
+#: the warning for a record whose nesting is too deep to walk (it costs only itself)
+TOO_DEEP = "skipped: nested too deeply to read"
+
+
 def type_name(value: Any) -> str:
     """The JSON type name of a decoded value, for error messages."""
     if value is None:
@@ -66,6 +78,7 @@ class UnknownTypes:
 
     def add(self, kind: Any, line: int | None) -> None:
         key = repr(kind)
+        key = key if len(key) <= 60 else key[:59] + "…"
         first, count = self._seen.get(key, (line, 0))
         self._seen[key] = (first, count + 1)
 

@@ -38,7 +38,7 @@ from ..conversation import (
     Usage,
     structural_warnings,
 )
-from ._fields import as_count, as_mapping, as_text, type_name
+from ._fields import TOO_DEEP, as_count, as_mapping, as_text, type_name
 from .base import Document, FormatInfo, LoadError, iter_records, register_format
 from .openai_chat import parse_arguments
 
@@ -155,7 +155,7 @@ def _read_block(block: Any, where: str, parts: Parts, calls: dict[str, ToolCall]
         warnings.append(LoadWarning(f"{where}: skipped, expected a content block object, got {type_name(block)}",
                                     field="content"))
         return
-    kind = block.get("type")
+    kind = as_text(block.get("type"))
     if kind == "text":
         text = block.get("text")
         if isinstance(text, str):
@@ -191,7 +191,8 @@ def _read_block(block: Any, where: str, parts: Parts, calls: dict[str, ToolCall]
     elif kind in SERVER_TOOL_BLOCKS:
         parts.texts.append(_json_text(block))
     else:
-        warnings.append(LoadWarning(f"{where}: content block of type {kind!r} kept as JSON text", field="type"))
+        warnings.append(LoadWarning(f"{where}: content block of type {block.get('type')!r} kept as JSON text",
+                                    field="type"))
         parts.texts.append(_json_text(block))
 
 
@@ -308,7 +309,12 @@ def build_messages(raw_messages: list, system: Any, warnings: list[LoadWarning])
                                         field="role"))
             starts.append(None)
             continue
-        parts = read_blocks(m.get("content"), where, calls, warnings)
+        try:
+            parts = read_blocks(m.get("content"), where, calls, warnings)
+        except RecursionError:
+            warnings.append(LoadWarning(f"{where}: {TOO_DEEP}", field="content"))
+            starts.append(None)
+            continue
         made = messages_of(role, parts, {}, where, warnings)
         starts.append(len(out) if made else None)
         out += made
@@ -428,7 +434,10 @@ def _is_prefix(shorter: list, longer: list) -> bool:
     n = len(shorter)
     if n == 0 or n > len(longer):
         return False
-    return all(_without_cache_control(shorter[i]) == _without_cache_control(longer[i]) for i in {0, n - 1})
+    try:
+        return all(_without_cache_control(shorter[i]) == _without_cache_control(longer[i]) for i in {0, n - 1})
+    except RecursionError:
+        return False
 
 
 def capture_conversation(doc: Document) -> Conversation:
@@ -482,7 +491,7 @@ def _looks_anthropic(messages: list) -> str | None:
         content = m.get("content")
         if isinstance(content, list):
             for block in content:
-                if isinstance(block, Mapping) and (block.get("type") in ANTHROPIC_BLOCK_TYPES or
+                if isinstance(block, Mapping) and (as_text(block.get("type")) in ANTHROPIC_BLOCK_TYPES or
                                                    (block.get("type") == "image" and "source" in block)):
                     marker = True
         elif content is not None and not isinstance(content, str):

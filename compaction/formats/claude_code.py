@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..conversation import Conversation, LoadWarning, LogEvent, Message, Source, ToolCall, Usage, structural_warnings
-from ._fields import UnknownTypes, as_mapping, as_text, optional_count, type_name
+from ._fields import TOO_DEEP, UnknownTypes, as_mapping, as_text, optional_count, type_name
 from .anthropic_messages import Parts, messages_of, read_blocks, usage_of
 from .base import Document, FormatInfo, LoadError, iter_records, register_format
 
@@ -76,6 +76,7 @@ class _Thread:
             draft.parts.merge(parts)
             draft.usage = usage or draft.usage
             return
+        self.awaiting_summary = None
         meta = _record_meta(record)
         if message_id:
             meta["message_id"] = message_id
@@ -100,6 +101,8 @@ class _Thread:
             return
         if summary:
             self.note_summary(made, line)
+        else:
+            self.awaiting_summary = None  # a boundary's summary record comes right after it, or not at all
         self.slots += made
 
     def note_summary(self, made: list[Message], line: int | None) -> None:
@@ -164,7 +167,7 @@ class _Threads:
     def for_record(self, record: Mapping[str, Any]) -> _Thread:
         key = self._key(record)
         uuid = as_text(record.get("uuid"))
-        if uuid:
+        if uuid and key != MAIN:
             self._chain[uuid] = key
         if key not in self.threads:
             self.threads[key] = _Thread(key)
@@ -196,11 +199,11 @@ def read(doc: Document) -> list[Conversation]:
         if not isinstance(record, Mapping):
             shared.append(LoadWarning(f"skipped: expected a JSON object, got {type_name(record)}", line=line))
             continue
-        kind = record.get("type")
+        kind = as_text(record.get("type"))
         if kind in BOOKKEEPING_TYPES:
             continue
         if kind not in ("user", "assistant", "system"):
-            unknown.add(kind, line)
+            unknown.add(record.get("type"), line)
             continue
         uuid = as_text(record.get("uuid"))
         if uuid:
@@ -208,7 +211,10 @@ def read(doc: Document) -> list[Conversation]:
                 duplicates.append(line)
                 continue
             seen.add(uuid)
-        _read_record(record, kind, line, threads)
+        try:
+            _read_record(record, kind, line, threads)
+        except RecursionError:
+            shared.append(LoadWarning(TOO_DEEP, line=line))
     if duplicates:
         count = f"{len(duplicates)} records" if len(duplicates) > 1 else "1 record"
         shared.append(LoadWarning(f"{count} repeating an earlier record's uuid skipped (first at this line)",
@@ -217,7 +223,8 @@ def read(doc: Document) -> list[Conversation]:
     ordered = threads.ordered()
     if not ordered:
         raise LoadError(doc.path, "no user or assistant records in this Claude Code log", field="type")
-    return [t.conversation(doc.path, shared) for t in ordered]
+    # file-level warnings go with the first conversation (the main thread), once
+    return [t.conversation(doc.path, shared if i == 0 else []) for i, t in enumerate(ordered)]
 
 
 def _read_record(record: Mapping[str, Any], kind: str, line: int | None, threads: _Threads) -> None:

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..conversation import Conversation, LoadWarning, Message, Usage
-from ._fields import UnknownTypes, as_count, as_mapping, as_text, optional_count, type_name
+from ._fields import TOO_DEEP, UnknownTypes, as_count, as_mapping, as_text, optional_count, type_name
 from .base import Document, FormatInfo, iter_records, register_format
 from .openai_responses import RESPONSES_TYPES, ItemReader
 
@@ -53,7 +53,7 @@ class _Rollout:
             self.reader.warnings.append(LoadWarning(f"skipped: expected a JSON object, got {type_name(record)}",
                                                     line=line))
             return
-        kind = record.get("type")
+        kind = as_text(record.get("type"))
         payload = record.get("payload")
         meta = {"timestamp": record["timestamp"]} if isinstance(record.get("timestamp"), str) else {}
         if kind in WRAPPED_TYPES:
@@ -69,7 +69,7 @@ class _Rollout:
         elif kind in RESPONSES_TYPES or kind == "message" or (kind is None and "role" in record):
             self.reader.add(record, f"line {line}", line, meta)
         else:
-            self.unknown.add(kind, line)
+            self.unknown.add(record.get("type"), line)
 
     def _wrapped(self, kind: str, payload: Mapping[str, Any], line: int | None, meta: dict[str, Any]) -> None:
         if kind == "session_meta":
@@ -127,7 +127,10 @@ class _Rollout:
 def read(doc: Document) -> list[Conversation]:
     rollout = _Rollout()
     for position, (line, record) in enumerate(iter_records(doc)):
-        rollout.record(record, line, position == 0)
+        try:
+            rollout.record(record, line, position == 0)
+        except RecursionError:
+            rollout.reader.warnings.append(LoadWarning(TOO_DEEP, line=line))
     return [rollout.reader.conversation("codex", doc.path, "0", warnings=rollout.unknown.warnings(),
                                         context_window=rollout.context_window)]
 
@@ -141,7 +144,8 @@ def detect(doc: Document) -> str | None:
         return None
     first = records[0] if records else None
     if (isinstance(first, Mapping) and "id" in first and "timestamp" in first and "type" not in first
-            and any(isinstance(r, Mapping) and r.get("type") in RESPONSES_TYPES | {"message"} for r in records[1:])):
+            and any(isinstance(r, Mapping) and as_text(r.get("type")) in RESPONSES_TYPES | {"message"}
+                    for r in records[1:])):
         return None
     return "no Codex rollout records (session_meta / response_item with a payload)"
 

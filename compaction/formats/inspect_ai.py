@@ -8,7 +8,8 @@ input and output stand in. ``attachment://<hash>`` references are resolved from 
 Usage comes from the ``model`` events, matched to assistant messages by message id (or in order when the log has
 no ids): ``input_tokens``, ``output_tokens``, ``input_tokens_cache_read`` / ``_cache_write``; when
 ``total_tokens == input_tokens + output_tokens`` the provider counted cached tokens inside ``input_tokens``
-(OpenAI), so they are taken out of the uncached figure. Tool schemas come from the last model event.
+(OpenAI), so they are taken out of the uncached figure. Tool schemas come from the last model event that has
+any.
 
 ``compaction`` events become :class:`LogEvent` (``tokens_before`` / ``tokens_after``). Inspect keeps the full
 history in ``messages`` and appends the summary of a summary compaction as a user message with
@@ -24,7 +25,7 @@ import io
 import json
 import zipfile
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..conversation import (
@@ -41,7 +42,7 @@ from ..conversation import (
     Usage,
     structural_warnings,
 )
-from ._fields import as_count, as_mapping, as_text, optional_count, type_name
+from ._fields import TOO_DEEP, as_count, as_mapping, as_text, optional_count, type_name
 from .base import Document, FormatInfo, LoadError, register_format
 from .openai_chat import parse_arguments
 
@@ -79,7 +80,8 @@ class _SampleReader:
         return value
 
     def conversation(self) -> Conversation:
-        events = [e for e in self.sample.get("events") or [] if isinstance(e, Mapping)]
+        raw_events = self.sample.get("events")
+        events = [e for e in raw_events if isinstance(e, Mapping)] if isinstance(raw_events, list) else []
         raw = self.sample.get("messages")
         if not isinstance(raw, list) or not raw:
             raw = _messages_from_events(events)
@@ -92,7 +94,8 @@ class _SampleReader:
         model_events = [e for e in events if e.get("event") == "model"]
         usage = self.usage(messages, model_events)
         log_events, summaries = self.compactions(messages, events, model_events)
-        tools = _tools(model_events[-1].get("tools") if model_events else None)
+        with_tools = [e for e in model_events if isinstance(e.get("tools"), list) and e["tools"]]
+        tools = _tools(with_tools[-1]["tools"] if with_tools else None)
         warnings = (*self.warnings, *structural_warnings(messages))
         return Conversation(tuple(messages), tuple(tools),
                             Source("inspect-ai", self.path, self.conversation_id, warnings), usage=usage,
@@ -370,11 +373,16 @@ def read(doc: Document) -> list[Conversation]:
             warnings.append(LoadWarning(f"sample {i} skipped: expected an object, got {type_name(sample)}",
                                         field="samples"))
             continue
-        reader = _SampleReader(sample, doc.path, list(warnings))
-        conversations.append(reader.conversation())
+        try:
+            conversations.append(_SampleReader(sample, doc.path).conversation())
+        except RecursionError:
+            warnings.append(LoadWarning(f"sample {i}: {TOO_DEEP}", field="samples"))
     if not conversations:
         reasons = "; ".join(w.message for w in warnings[:3]) or "the log has no samples"
         raise LoadError(doc.path, f"no readable sample in this Inspect log ({reasons})", field="samples")
+    # file-level warnings (skipped samples or archive members) go with the first conversation, once
+    first = conversations[0]
+    conversations[0] = replace(first, source=replace(first.source, warnings=(*warnings, *first.source.warnings)))
     return conversations
 
 

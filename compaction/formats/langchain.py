@@ -34,7 +34,7 @@ from ..conversation import (
     Usage,
     structural_warnings,
 )
-from ._fields import as_count, as_mapping, as_text, type_name
+from ._fields import as_count, as_mapping, as_text, first_misfit, type_name
 from .base import Document, FormatInfo, LoadError, register_format
 from .openai_chat import parse_arguments, read_messages, usage_from_openai
 
@@ -83,9 +83,9 @@ def detect(doc: Document) -> str | None:
     items = _message_list(doc.value)
     if not items:
         return "no list of LangChain messages"
-    for i, item in enumerate(items[:50]):
-        if _kind_and_fields(item) is None:
-            return f"message {i} is neither a messages_to_dict {{type, data}} entry nor a dumpd message"
+    misfit = first_misfit(items, lambda item: _kind_and_fields(item) is not None)
+    if misfit is not None:
+        return f"message {misfit} is neither a messages_to_dict {{type, data}} entry nor a dumpd message"
     return None
 
 
@@ -276,7 +276,9 @@ def read(doc: Document) -> list[Conversation]:
         where = f"message {i}"
         found = _kind_and_fields(item)
         if found is None:
-            reader.warnings.append(LoadWarning(f"{where}: skipped, not a LangChain message", field="type"))
+            why = (f"expected an object, got {type_name(item)}" if not isinstance(item, Mapping)
+                   else "neither {type, data} nor a dumpd message constructor")
+            reader.warnings.append(LoadWarning(f"{where}: skipped, {why}", field="type"))
             continue
         read_one = reader.message(*found, where)
         if read_one is None:

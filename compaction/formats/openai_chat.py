@@ -227,7 +227,10 @@ def _tool_schema(raw: Any) -> ToolSchema | None:
     name = fn.get("name")
     if not isinstance(name, str):
         return None
-    return ToolSchema(name, str(fn.get("description") or ""), fn.get("parameters") or fn.get("input_schema") or {})
+    parameters = fn.get("parameters") or fn.get("input_schema") or {}
+    description = fn.get("description")
+    return ToolSchema(name, description if isinstance(description, str) else "",
+                      parameters if isinstance(parameters, Mapping) else {})
 
 
 def read(doc: Document) -> list[Conversation]:

@@ -35,7 +35,7 @@ from ..conversation import (
     Usage,
     structural_warnings,
 )
-from ._fields import UnknownTypes, as_count, as_mapping, as_text, type_name
+from ._fields import TOO_DEEP, UnknownTypes, as_count, as_mapping, as_text, type_name
 from .base import Document, FormatInfo, LoadError, iter_records, register_format
 from .openai_chat import parse_arguments
 
@@ -83,14 +83,20 @@ class ItemReader:
     # ----------------------------------------------------------------------------------------------- items
     def add(self, item: Any, where: str, line: int | None = None, meta: Mapping[str, Any] | None = None) -> None:
         """Read one item; a malformed item costs only itself (a warning naming ``where`` and ``line``)."""
+        try:
+            self._add(item, where, line, meta)
+        except RecursionError:
+            self._warn(f"{where}: {TOO_DEEP}", line)
+
+    def _add(self, item: Any, where: str, line: int | None, meta: Mapping[str, Any] | None) -> None:
         if not isinstance(item, Mapping):
             self._warn(f"{where}: skipped, expected an item object, got {type_name(item)}", line)
             return
         meta = dict(meta or {})
         if isinstance(item.get("id"), str):
             meta.setdefault("item_id", item["id"])
-        kind = item.get("type")
-        if kind is None and "role" in item:
+        kind = as_text(item.get("type"))
+        if item.get("type") is None and "role" in item:
             kind = "message"
         if kind in self.skip_types:
             return
@@ -110,10 +116,10 @@ class ItemReader:
             self._warn(f"{where}: item_reference {item.get('id')!r} points to a stored item this log does not hold; "
                        "skipped", line, "type")
         else:
-            self.unknown.add(kind, line)
+            self.unknown.add(item.get("type"), line)
 
     def _message(self, item: Mapping[str, Any], where: str, line: int | None, meta: dict[str, Any]) -> None:
-        role = _ROLES.get(item.get("role"))  # type: ignore[arg-type]
+        role = _ROLES.get(as_text(item.get("role")) or "")
         if role is None:
             self._warn(f"{where}: message skipped, unknown role {item.get('role')!r}", line, "role")
             return
@@ -193,7 +199,7 @@ class ItemReader:
             self._warn(f"{where}: content is {type_name(content)}, expected text or parts; skipped", line, "content")
             return texts, images, files
         for part in content:
-            kind = part.get("type") if isinstance(part, Mapping) else None
+            kind = as_text(part.get("type")) if isinstance(part, Mapping) else None
             if isinstance(part, Mapping) and kind in TEXT_PARTS:
                 text = part.get("text") if kind != "refusal" else part.get("refusal", part.get("text"))
                 if isinstance(text, str):
@@ -343,20 +349,20 @@ def _items_of(value: Any) -> tuple[list, list, Mapping[str, Any]] | None:
     return (inputs if isinstance(inputs, list) else []), (output if isinstance(output, list) else []), envelope
 
 
-def _evidence(items: Iterable[Any]) -> str | None:
-    """None when the items are Responses API items (at least one Responses-only type or part)."""
-    found = False
+def _evidence(items: Iterable[Any], found: bool = False) -> str | None:
+    """None when the items are Responses API items: no chat-style message among them, and at least one
+    Responses-only type or part (or ``found`` evidence from the envelope)."""
     for i, item in enumerate(items):
         if not isinstance(item, Mapping):
             return f"item {i} is not an object"
         if "contents" in item or "tool_calls" in item or item.get("role") == "tool":
             return f"item {i} is a chat message, not a Responses item"
         kind = item.get("type")
-        if kind in RESPONSES_TYPES:
+        if as_text(kind) in RESPONSES_TYPES:
             found = True
         elif kind == "message" or (kind is None and "role" in item):
             content = item.get("content")
-            if isinstance(content, list) and any(isinstance(p, Mapping) and p.get("type") in TEXT_PARTS - {"text"}
+            if isinstance(content, list) and any(isinstance(p, Mapping) and as_text(p.get("type")) in TEXT_PARTS - {"text"}
                                                  for p in content):
                 found = True
         elif kind is not None:
@@ -377,10 +383,11 @@ def detect(doc: Document) -> str | None:
     shaped = _items_of(value)
     if shaped is None:
         return "no 'input' or 'output' item list"
-    inputs, output, _ = shaped
+    inputs, output, envelope = shaped
     if not inputs and not output:
         return "the input and output lists are empty"
-    return _evidence([*inputs, *output])
+    marked = value.get("object") == "response" or isinstance(envelope.get("instructions"), str)
+    return _evidence([*inputs, *output], found=marked)
 
 
 def read(doc: Document) -> list[Conversation]:

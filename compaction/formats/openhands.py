@@ -46,13 +46,18 @@ from ..conversation import (
     Usage,
     structural_warnings,
 )
-from ._fields import UnknownTypes, as_mapping, as_text, type_name
+from ._fields import UnknownTypes, as_mapping, as_text, first_misfit, type_name
 from .base import Document, FormatInfo, LoadError, register_format
 from .openai_chat import read_messages, usage_from_openai
 
 #: OpenHands' default ``LLMConfig.max_message_chars``: longer observations are cut in the middle
 MAX_MESSAGE_CHARS = 30_000
 _TRUNCATION_NOTE = "\n[... Observation truncated due to length ...]\n"
+#: what OpenHands tells the model after listing the runtime's web hosts
+_WEB_SERVER_NOTE = ("When starting a web server, use the corresponding ports. You should also\nset any options to allow "
+                    "iframes and CORS requests, and allow the server to\nbe accessed from any host (e.g. 0.0.0.0).\n"
+                    "For example, if you are using vite.config.js, you should set server.host and server.allowedHosts "
+                    "to true")
 #: events that put nothing in the model's context
 _SILENT_ACTIONS = {"change_agent_state", "recall", "null", "condensation_request", "pause", "resume", "reject"}
 _SILENT_OBSERVATIONS = {"null", "agent_state_changed", "loop_recovery", "loop_detection"}
@@ -73,10 +78,10 @@ def _events(value: Any) -> list | None:
 def _looks_like_events(events: list) -> str | None:
     if not events:
         return "the event list is empty"
-    for i, e in enumerate(events[:50]):
-        if not isinstance(e, Mapping) or not ("action" in e or "observation" in e):
-            return f"event {i} has neither 'action' nor 'observation'"
-    if not any(isinstance(e.get("source"), str) for e in events[:50]):
+    misfit = first_misfit(events, lambda e: isinstance(e, Mapping) and ("action" in e or "observation" in e))
+    if misfit is not None:
+        return f"event {misfit} has neither 'action' nor 'observation'"
+    if not any(isinstance(as_mapping(e).get("source"), str) for e in events[:50]):
         return "no event has a 'source' (user/agent/environment)"
     return None
 
@@ -171,7 +176,8 @@ def _workspace_context(extras: Mapping[str, Any]) -> str:
     hosts = as_mapping(extras.get("runtime_hosts"))
     if hosts:
         runtime.append("The user has access to the following hosts for accessing a web application,\neach of which "
-                       "has a corresponding port:\n" + "\n".join(f"* {h} (port {p})" for h, p in hosts.items()))
+                       "has a corresponding port:\n" + "\n".join(f"* {h} (port {p})" for h, p in hosts.items())
+                       + "\n" + _WEB_SERVER_NOTE)
     if as_text(extras.get("additional_agent_instructions")):
         runtime.append(extras["additional_agent_instructions"])
     secrets = as_mapping(extras.get("custom_secrets_descriptions"))
@@ -296,7 +302,7 @@ class _Reader:
                                       tuple(c.id for c in message.tool_calls if c.id), [event.get("id")])
 
     def action(self, event: Mapping[str, Any], where: str) -> None:
-        kind, source = event.get("action"), event.get("source")
+        kind, source = as_text(event.get("action")), event.get("source")
         args = as_mapping(event.get("args"))
         metadata = as_mapping(event.get("tool_call_metadata"))
         meta = {"openhands_event_id": event.get("id"), "openhands_action": kind}
@@ -350,7 +356,7 @@ class _Reader:
 
     # ---- observations
     def observation(self, event: Mapping[str, Any], where: str) -> None:
-        kind = event.get("observation")
+        kind = as_text(event.get("observation"))
         if kind in _SILENT_OBSERVATIONS:
             return
         content = event.get("content") if isinstance(event.get("content"), str) else ""

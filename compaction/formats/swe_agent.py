@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..conversation import Conversation, LoadWarning, Source, structural_warnings
-from ._fields import as_mapping, as_text, type_name
+from ._fields import as_mapping, as_text, first_misfit, type_name
 from .base import Document, FormatInfo, LoadError, register_format
 from .openai_chat import read_messages_with_meta
 
@@ -51,12 +51,12 @@ def detect(doc: Document) -> str | None:
     histories = _histories(doc.value)
     if histories is None:
         return "no SWE-agent 'history' list next to 'trajectory'/'info' (nor RetryAgent 'attempts')"
-    entries = [e for _, h in histories for e in h[:50]]
+    entries = [e for _, h in histories for e in h]
     if not entries:
         return "the history is empty"
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, Mapping) or entry.get("role") not in _ROLES:
-            return f"history entry {i} has no role (system/user/assistant/tool)"
+    misfit = first_misfit(entries, lambda e: isinstance(e, Mapping) and e.get("role") in _ROLES)
+    if misfit is not None:
+        return f"history entry {misfit} has no role (system/user/assistant/tool)"
     return None
 
 

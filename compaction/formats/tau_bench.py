@@ -38,7 +38,7 @@ from ..conversation import (
     Usage,
     structural_warnings,
 )
-from ._fields import as_mapping, as_text, type_name
+from ._fields import as_mapping, as_text, first_misfit, type_name
 from .base import Document, FormatInfo, LoadError, register_format
 from .openai_chat import parse_arguments, read_messages, usage_from_openai
 
@@ -83,9 +83,9 @@ def detect_tau(doc: Document) -> str | None:
     results = _results(doc.value)
     if not results:
         return "no task result (an object, or a list of objects, with 'task_id' and a 'traj' list)"
-    for i, r in enumerate(results[:50]):
-        if not isinstance(r, Mapping) or "task_id" not in r or not isinstance(r.get("traj"), list):
-            return f"result {i} has no 'task_id' and 'traj' list"
+    misfit = first_misfit(results, lambda r: isinstance(r, Mapping) and "task_id" in r and isinstance(r.get("traj"), list))
+    if misfit is not None:
+        return f"result {misfit} has no 'task_id' and 'traj' list"
     return None
 
 
@@ -118,9 +118,9 @@ def detect_tau2(doc: Document) -> str | None:
     value = doc.value
     if not isinstance(value, Mapping) or not isinstance(value.get("simulations"), list):
         return "no object with a 'simulations' list"
-    for i, s in enumerate(value["simulations"][:50]):
-        if not isinstance(s, Mapping) or not isinstance(s.get("messages"), list):
-            return f"simulation {i} has no 'messages' list"
+    misfit = first_misfit(value["simulations"], lambda s: isinstance(s, Mapping) and isinstance(s.get("messages"), list))
+    if misfit is not None:
+        return f"simulation {misfit} has no 'messages' list"
     return None
 
 
