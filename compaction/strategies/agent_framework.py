@@ -17,7 +17,7 @@ from ..conversation import Message
 from ..history import Entry, inserted
 from ..policy import Trigger, inverse, parse_trigger, tokens_below, tokens_exceed
 from ..tokens import Counter
-from .base import CallOutcome, Param, RunContext, Runner, StrategyInfo, register
+from .base import SUMMARIZER_PARAMS, CallOutcome, Param, RunContext, Runner, StrategyInfo, register
 
 DOCS = "https://learn.microsoft.com/dotnet/api/microsoft.agents.ai.compaction"
 SUMMARY_FLAG = "_is_summary"
@@ -48,6 +48,8 @@ class Group:
     reason: str | None = None
     #: a ToolCall group still taking tool / reasoning-only messages (only ever true for the last group)
     open: bool = field(default=False, repr=False)
+    #: the ``AppendFromMessages`` batch that formed it (groups never grow across batches)
+    batch: int = field(default=0, repr=False)
 
     @property
     def messages(self) -> list[Message]:
@@ -67,6 +69,7 @@ class MessageIndex:
         self.included_non_system_groups = 0
         self._tool_groups = 0
         self._turn_counts: dict[int, int] = {}
+        self._batch = 0
 
     # ---------------------------------------------------------------------------------------------- metrics
     @property
@@ -94,6 +97,7 @@ class MessageIndex:
     # ---------------------------------------------------------------------------------------------- building
     def _add_group(self, group: Group, position: int | None = None) -> Group:
         group.tokens = self._measure(group)
+        group.batch = self._batch
         if position is None:
             self.groups.append(group)
         else:
@@ -110,8 +114,17 @@ class MessageIndex:
         if not group.excluded:
             self._account(group, +1)
 
+    def end_batch(self) -> None:
+        """Everything appended so far has been indexed by one ``Update`` (a model call is about to be made).
+
+        .NET groups each batch of new messages on its own: a ToolCall group only takes the tool and reasoning-only
+        messages that follow it in the same batch, and reasoning-only assistants join a following tool-call assistant
+        only when both arrive together. In a replay each assistant message is its own call, so they never do.
+        """
+        self._batch += 1
+
     def append(self, entry: Entry) -> None:
-        """Group one more message, as ``AppendFromMessages`` does."""
+        """Group one more message, as ``AppendFromMessages`` does within the current batch."""
         m = entry.message
         last = self.groups[-1] if self.groups else None
         if m.role == "system":
@@ -122,19 +135,26 @@ class MessageIndex:
         elif m.role == "assistant" and m.tool_calls:
             pending: list[Entry] = []
             # reasoning-only assistants right before a tool-call assistant belong to its group
-            while self.groups and self.groups[-1].kind == "AssistantText" and not self.groups[-1].excluded and all(
-                _reasoning_only(e.message) for e in self.groups[-1].entries
-            ):
+            while self.groups and self._joins_tool_call(self.groups[-1]):
                 g = self.groups.pop()
                 self._account(g, -1)
                 pending = g.entries + pending
             self._add_group(Group("ToolCall", [*pending, entry], self._turn, open=True))
-        elif m.role == "assistant" and m.meta.get(SUMMARY_FLAG) in (True, "true", "True"):
+        elif m.role == "assistant" and m.meta.get(SUMMARY_FLAG) is True:  # .NET: bool true or JSON true only
             self._add_group(Group("Summary", [entry], self._turn))
-        elif (m.role == "tool" or _reasoning_only(m)) and last is not None and last.open:
+        elif (m.role == "tool" or _reasoning_only(m)) and last is not None and last.open and last.batch == self._batch:
             self._extend(last, entry)
         else:
             self._add_group(Group("AssistantText", [entry], self._turn))
+
+    def _joins_tool_call(self, group: Group) -> bool:
+        """A group of reasoning-only assistants formed in this batch, which a tool-call assistant absorbs."""
+        return (
+            group.kind == "AssistantText"
+            and not group.excluded
+            and group.batch == self._batch
+            and all(_reasoning_only(e.message) for e in group.entries)
+        )
 
     def exclude(self, group: Group, reason: str) -> None:
         if group.excluded:
@@ -145,6 +165,17 @@ class MessageIndex:
 
     def insert_after(self, group: Group, new: Group) -> None:
         self._add_group(new, self.groups.index(group) + 1)
+
+    def insert_before(self, group: Group, new: Group) -> None:
+        self._add_group(new, self.groups.index(group))
+
+    def restore(self, group: Group) -> None:
+        """Undo an exclusion (what a failed summarization does to the groups it had excluded)."""
+        if not group.excluded:
+            return
+        group.excluded = False
+        group.reason = None
+        self._account(group, +1)
 
     # ---------------------------------------------------------------------------------------------- views
     def included(self) -> list[Group]:
@@ -220,6 +251,13 @@ class DotnetStrategy(ABC):
     def __init__(self, trigger: Trigger, target: Callable[[MessageIndex], bool] | None = None) -> None:
         self.trigger = trigger
         self.target = target or inverse(trigger)
+        #: summarizer calls made since the last ``drain_model_calls`` ({"input_tokens", "output_tokens"})
+        self.model_calls: list[dict[str, int]] = []
+
+    def drain_model_calls(self) -> list[dict[str, int]]:
+        """The model calls made since the last drain (a runner reports them per LLM call)."""
+        calls, self.model_calls = self.model_calls, []
+        return calls
 
     def compact(self, index: MessageIndex) -> tuple[bool, bool, str]:
         """(triggered, changed, note)."""
@@ -287,6 +325,9 @@ class DotnetRunner(Runner):
         return self.index.entries()
 
     def measure(self) -> int:
+        # measuring happens right before a model call, after the provider's Update indexed the new messages: close the
+        # batch (the uncompacted baseline measures at the same points, so both group the log identically)
+        self.index.end_batch()
         return self.index.included_tokens
 
     def lines(self) -> dict[str, float]:
@@ -296,7 +337,8 @@ class DotnetRunner(Runner):
         before = self.measure()
         triggered, changed, note = self.strategy.compact(self.index)
         return CallOutcome(
-            tokens_before=before, tokens_sent=self.measure(), triggered=triggered, compacted=changed, note=note
+            tokens_before=before, tokens_sent=self.measure(), triggered=triggered, compacted=changed, note=note,
+            model_calls=self.strategy.drain_model_calls(),
         )
 
 
@@ -329,7 +371,7 @@ TRIGGER_PARAMS = (
 )
 
 
-def _build_tool_result_compaction(params: Mapping[str, Any], ctx: RunContext) -> Runner:
+def _make_tool_result_compaction(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
     trigger, target, lines = trigger_and_target(params, ctx)
     strategy = ToolResultCompaction(
         trigger,
@@ -337,7 +379,23 @@ def _build_tool_result_compaction(params: Mapping[str, Any], ctx: RunContext) ->
         target,
         formatter=params.get("formatter_fn") or FORMATTERS[params["formatter"]],
     )
-    return DotnetRunner(strategy, ctx, lines)
+    return strategy, lines
+
+
+StrategyMaker = Callable[[Mapping[str, Any], RunContext], tuple[DotnetStrategy, dict]]
+
+
+def runner_builder(make: StrategyMaker) -> Callable[[Mapping[str, Any], RunContext], Runner]:
+    """A registry ``build`` function: the strategy ``make`` returns, applied before every model call."""
+
+    def build(params: Mapping[str, Any], ctx: RunContext) -> Runner:
+        strategy, lines = make(params, ctx)
+        return DotnetRunner(strategy, ctx, lines)
+
+    return build
+
+
+_build_tool_result_compaction = runner_builder(_make_tool_result_compaction)
 
 
 register(
@@ -362,3 +420,399 @@ register(
         docs_url=DOCS + ".toolresultcompactionstrategy",
     )
 )
+
+
+# ------------------------------------------------------------------------------------------------- truncation
+class TruncationCompaction(DotnetStrategy):
+    """``TruncationCompactionStrategy(trigger, minimumPreservedGroups=32, target)``: exclude the oldest included
+    non-system groups one at a time until the target holds, never touching the newest ``minimum`` of them."""
+
+    REASON = "Truncated by TruncationCompactionStrategy"
+
+    def __init__(self, trigger: Trigger, minimum_preserved_groups: int = 32,
+                 target: Callable[[MessageIndex], bool] | None = None) -> None:
+        super().__init__(trigger, target)
+        self.minimum_preserved_groups = max(0, minimum_preserved_groups)  # EnsureNonNegative
+
+    def compact_core(self, index: MessageIndex) -> tuple[bool, str]:
+        non_system = [g for g in index.included() if g.kind != "System"]
+        removable = len(non_system) - self.minimum_preserved_groups
+        if removable <= 0:
+            return False, f"declined: only the {self.minimum_preserved_groups} preserved groups are included"
+        removed = 0
+        for group in non_system[:removable]:
+            index.exclude(group, self.REASON)
+            removed += 1
+            if self.target(index):
+                break
+        return True, f"truncated the {removed} oldest group{'s' if removed != 1 else ''}"
+
+
+# ----------------------------------------------------------------------------------------------- sliding window
+class SlidingWindowCompaction(DotnetStrategy):
+    """``SlidingWindowCompactionStrategy(trigger, minimumPreservedTurns=1, target)``: exclude whole user turns,
+    oldest first, until the target holds. Turn 0 (before the first user message), the newest ``minimum`` turns,
+    system groups and groups without a turn (summaries) are never touched."""
+
+    REASON = "Excluded by SlidingWindowCompactionStrategy"
+
+    def __init__(self, trigger: Trigger, minimum_preserved_turns: int = 1,
+                 target: Callable[[MessageIndex], bool] | None = None) -> None:
+        super().__init__(trigger, target)
+        self.minimum_preserved_turns = max(0, minimum_preserved_turns)  # EnsureNonNegative
+
+    def compact_core(self, index: MessageIndex) -> tuple[bool, str]:
+        turns: dict[int, list[Group]] = {}
+        for g in index.included():
+            if g.kind != "System" and g.turn is not None:
+                turns.setdefault(g.turn, []).append(g)
+        user_turns = sorted(t for t in turns if t > 0)  # turn 0 (before the first user message) is never removed
+        keep = self.minimum_preserved_turns
+        removable = user_turns[: len(user_turns) - keep] if keep else user_turns
+        if not removable:
+            return False, "declined: every included turn is protected"
+        removed = 0
+        for turn in removable:
+            for group in turns[turn]:
+                index.exclude(group, self.REASON)
+            removed += 1
+            if self.target(index):
+                break
+        return True, f"excluded the {removed} oldest user turn{'s' if removed != 1 else ''}"
+
+
+# ------------------------------------------------------------------------------------------------ summarization
+DEFAULT_DOTNET_SUMMARY_PROMPT = (
+    "Write a concise summary of the conversation so far. Keep the facts, decisions and user preferences that were "
+    "established, the context needed to continue in later turns, and the outcomes of tool calls. Leave out "
+    "greetings and pleasantries."
+)
+
+
+class SummarizationCompaction(DotnetStrategy):
+    """``SummarizationCompactionStrategy(chatClient, trigger, minimumPreservedGroups=8, prompt, target)``: the
+    oldest included non-system groups (earlier summaries too) are excluded one at a time until the target holds,
+    their raw messages go to the summarizer, and one ``[Summary]`` message takes their place (turn: none)."""
+
+    REASON = "Summarized by SummarizationCompactionStrategy"
+
+    def __init__(self, summarizer, counter: Counter, trigger: Trigger, minimum_preserved_groups: int = 8,
+                 prompt: str | None = None, target: Callable[[MessageIndex], bool] | None = None,
+                 summary_tokens: int = 512) -> None:
+        super().__init__(trigger, target)
+        self.summarizer = summarizer
+        self.counter = counter
+        self.minimum_preserved_groups = max(0, minimum_preserved_groups)  # EnsureNonNegative
+        self.prompt = prompt or DEFAULT_DOTNET_SUMMARY_PROMPT
+        self.summary_tokens = summary_tokens
+
+    def compact_core(self, index: MessageIndex) -> tuple[bool, str]:
+        from ..summarizers import SummaryRequest
+        from ..tokens import render_haystack
+
+        non_system = [g for g in index.included() if g.kind != "System"]
+        summarizable = len(non_system) - min(self.minimum_preserved_groups, len(non_system))
+        if summarizable <= 0:
+            return False, f"declined: only the {self.minimum_preserved_groups} preserved groups are included"
+        chosen: list[Group] = []
+        for group in non_system[:summarizable]:
+            index.exclude(group, self.REASON)
+            chosen.append(group)
+            if self.target(index):
+                break
+        raw = [e.message for g in chosen for e in g.entries]
+        request = SummaryRequest(self.prompt, "\n".join(render_haystack(m) for m in raw), tuple(raw),
+                                 self.summary_tokens)
+        try:
+            call = self.summarizer.summarize(request, self.counter)
+        except Exception as exc:  # noqa: BLE001 - .NET catches every non-cancellation exception
+            for group in chosen:
+                index.restore(group)
+            return False, f"summarizer failed ({exc}); exclusions restored"
+        self.model_calls.append(call.usage())
+        text = f"[Summary]\n{call.text}" if call.text.strip() else "[Summary unavailable]"
+        summary = Message(role="assistant", texts=(text,), meta={SUMMARY_FLAG: True})
+        covered = [e for g in chosen for e in g.entries]
+        entry = inserted(summary, "summary", covers=covered, strategy="SummarizationCompactionStrategy",
+                         backend=call.backend, simulated=call.simulated)
+        index.insert_before(chosen[0], Group("Summary", [entry], None))
+        notice = f" ({call.notice})" if call.notice else ""
+        return True, f"summarized {len(chosen)} group{'s' if len(chosen) != 1 else ''} into one [Summary]{notice}"
+
+
+# ----------------------------------------------------------------------------------------------------- pipeline
+class PipelineCompaction(DotnetStrategy):
+    """``PipelineCompactionStrategy(strategies)``: trigger Always; each child runs ``CompactAsync`` in order (with
+    its own trigger and skip rule)."""
+
+    def __init__(self, children: Sequence[DotnetStrategy]) -> None:
+        super().__init__(parse_trigger("Always()"))
+        self.children = list(children)
+        self._child_triggered = False
+
+    def compact(self, index: MessageIndex) -> tuple[bool, bool, str]:
+        """Reported as triggered only when a child's own trigger fired (the pipeline's Always is not news)."""
+        self._child_triggered = False
+        _, changed, note = super().compact(index)
+        return self._child_triggered, changed, note if self._child_triggered else ""
+
+    def compact_core(self, index: MessageIndex) -> tuple[bool, str]:
+        changed_any = False
+        notes: list[str] = []
+        for i, child in enumerate(self.children, start=1):
+            triggered, changed, note = child.compact(index)
+            changed_any = changed_any or changed
+            self._child_triggered = self._child_triggered or triggered
+            if triggered:
+                notes.append(f"{i}. {type(child).__name__}: {note or ('changed' if changed else 'no change')}")
+        return changed_any, "; ".join(notes)
+
+    def drain_model_calls(self) -> list[dict[str, int]]:
+        return [call for child in self.children for call in child.drain_model_calls()]
+
+
+# ---------------------------------------------------------------------------------------------- context window
+def _dotnet_number(value: float) -> str:
+    """A number as .NET's ``ToString()`` prints it (``0.5``, ``1``, ``-3``)."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _out_of_range(param: str, value: float, message: str) -> ValueError:
+    """The text of a .NET ``ArgumentOutOfRangeException(paramName, actualValue, message)`` (its two lines joined by
+    a space, so a command line prints it as one line)."""
+    return ValueError(f"{message} (Parameter '{param}') Actual value was {_dotnet_number(value)}.")
+
+
+class ContextWindowCompaction(DotnetStrategy):
+    """``ContextWindowCompactionStrategy(maxContextWindowTokens, maxOutputTokens, toolEvictionThreshold=0.5,
+    truncationThreshold=0.8)``: a pipeline of ToolResult(TokensExceed(budget·eviction), 2 preserved) then
+    Truncation(TokensExceed(budget·truncation), 2 preserved), budget = window − output."""
+
+    def __init__(self, max_context_window_tokens: int, max_output_tokens: int, tool_eviction_threshold: float = 0.5,
+                 truncation_threshold: float = 0.8) -> None:
+        super().__init__(parse_trigger("Always()"))
+        if max_context_window_tokens <= 0:
+            raise _out_of_range("maxContextWindowTokens", max_context_window_tokens,
+                                "Argument less or equal than minimum value 0")
+        if max_output_tokens < 0:
+            raise _out_of_range("maxOutputTokens", max_output_tokens, "Argument less than minimum value 0")
+        if max_output_tokens >= max_context_window_tokens:
+            raise _out_of_range("maxOutputTokens", max_output_tokens,
+                                f"Argument greater or equal than maximum value {max_context_window_tokens}")
+        for name, value in (("toolEvictionThreshold", tool_eviction_threshold),
+                            ("truncationThreshold", truncation_threshold)):
+            if not 0.0 < value <= 1.0:
+                raise _out_of_range(name, value, "Threshold must be in the range (0.0, 1.0].")
+        if truncation_threshold < tool_eviction_threshold:
+            raise _out_of_range(
+                "truncationThreshold", truncation_threshold,
+                f"Truncation threshold ({_dotnet_number(truncation_threshold)}) must be greater than or equal to tool "
+                f"eviction threshold ({_dotnet_number(tool_eviction_threshold)}).",
+            )
+        self.input_budget = max_context_window_tokens - max_output_tokens
+        self.tool_eviction_tokens = int(self.input_budget * tool_eviction_threshold)
+        self.truncation_tokens = int(self.input_budget * truncation_threshold)
+        self.pipeline = PipelineCompaction([
+            ToolResultCompaction(tokens_exceed(self.tool_eviction_tokens), 2),
+            TruncationCompaction(tokens_exceed(self.truncation_tokens), 2),
+        ])
+
+    def compact(self, index: MessageIndex) -> tuple[bool, bool, str]:
+        """Reported as triggered only when one of its two thresholds was crossed."""
+        if index.included_non_system_groups <= 1:  # the shared skip rule, before the inner pipeline runs
+            return False, False, ""
+        return self.pipeline.compact(index)
+
+    def compact_core(self, index: MessageIndex) -> tuple[bool, str]:
+        _, changed, note = self.pipeline.compact(index)
+        return changed, note
+
+    def drain_model_calls(self) -> list[dict[str, int]]:
+        return self.pipeline.drain_model_calls()
+
+    def lines(self) -> dict[str, float]:
+        return {"trigger": self.tool_eviction_tokens, "truncation": self.truncation_tokens,
+                "input_budget": self.input_budget}
+
+
+# ------------------------------------------------------------------------------------------------ registrations
+def _make_truncation(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
+    trigger, target, lines = trigger_and_target(params, ctx)
+    return TruncationCompaction(trigger, params["minimum_preserved_groups"], target), lines
+
+
+def _make_sliding_window(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
+    trigger, target, lines = trigger_and_target(params, ctx)
+    return SlidingWindowCompaction(trigger, params["minimum_preserved_turns"], target), lines
+
+
+def _make_summarization(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
+    trigger, target, lines = trigger_and_target(params, ctx)
+    strategy = SummarizationCompaction(ctx.summarizer(params), ctx.counter, trigger,
+                                       params["minimum_preserved_groups"], params["prompt"] or None, target,
+                                       summary_tokens=params["summary_tokens"])
+    return strategy, lines
+
+
+def _make_context_window(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
+    window = params["max_context_window_tokens"] or ctx.context_window
+    strategy = ContextWindowCompaction(window, params["max_output_tokens"], params["tool_eviction_threshold"],
+                                       params["truncation_threshold"])
+    return strategy, strategy.lines()
+
+
+#: pipeline child name -> (registered strategy name, maker)
+PIPELINE_CHILDREN: dict[str, tuple[str, StrategyMaker]] = {
+    "tool_result_compaction": ("agent_framework.tool_result_compaction", _make_tool_result_compaction),
+    "truncation": ("agent_framework.truncation", _make_truncation),
+    "sliding_window": ("agent_framework.sliding_window", _make_sliding_window),
+    "summarization": ("agent_framework.summarization", _make_summarization),
+    "context_window": ("agent_framework.context_window", _make_context_window),
+}
+
+
+def _split_top_level(text: str, separator: str) -> list[str]:
+    """Split on ``separator`` outside parentheses (trigger expressions nest)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                raise ValueError(f"pipeline {text!r}: unbalanced ')' at position {i}")
+        elif ch == separator and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    if depth:
+        raise ValueError(f"pipeline {text!r}: missing ')'")
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def parse_pipeline(text: str, allowed: Sequence[str] | Mapping[str, Any] = PIPELINE_CHILDREN,
+                   ) -> list[tuple[str, dict[str, str]]]:
+    """Parse ``tool_result_compaction(trigger=TokensExceed(60000), minimum_preserved_groups=4); truncation`` into
+    ``[(child name, {param: raw value})]``. Child names are those in ``allowed``; parameters are the child
+    strategy's own (checked when the composite strategy is built)."""
+    children: list[tuple[str, dict[str, str]]] = []
+    for spec in _split_top_level(text, ";"):
+        name, paren, rest = spec.partition("(")
+        name = name.strip()
+        if name not in allowed:
+            raise ValueError(f"pipeline child {name!r}: expected one of {', '.join(allowed)}")
+        args: dict[str, str] = {}
+        if paren:
+            if not rest.rstrip().endswith(")"):
+                raise ValueError(f"pipeline child {spec!r}: expected ')' at the end")
+            for arg in _split_top_level(rest.rstrip()[:-1], ","):
+                key, eq, value = arg.partition("=")
+                if not eq or not key.strip():
+                    raise ValueError(f"pipeline child {name!r}: expected PARAM=VALUE, got {arg!r}")
+                args[key.strip()] = value.strip()
+        children.append((name, args))
+    if not children:
+        raise ValueError("pipeline: expected at least one child strategy, e.g. 'tool_result_compaction; truncation'")
+    return children
+
+
+def _make_pipeline(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
+    from .base import get_strategy
+
+    shared = {p.name: params[p.name] for p in SUMMARIZER_PARAMS}
+    children: list[DotnetStrategy] = []
+    lines: dict = {}
+    for position, (name, args) in enumerate(parse_pipeline(params["children"]), start=1):
+        registered, make = PIPELINE_CHILDREN[name]
+        info = get_strategy(registered)
+        inherited = {k: v for k, v in shared.items() if k in {p.name for p in info.params} and k not in args}
+        try:
+            values = info.resolve_params({**inherited, **args})
+        except ValueError as exc:
+            raise ValueError(f"pipeline child {position} ({name}): {exc}") from None
+        child, child_lines = make(values, ctx)
+        children.append(child)
+        for key, value in child_lines.items():
+            if key not in lines:
+                lines[key] = value
+            elif lines[key] != value:
+                lines[f"{key} · {position}. {name}"] = value
+    return PipelineCompaction(children), lines
+
+
+TRUNCATION_PARAMS = (
+    *TRIGGER_PARAMS,
+    Param("minimum_preserved_groups", "int", 32, "minimumPreservedGroups: the newest non-system groups that are never "
+          "removed, whatever the target.", minimum=0, maximum=500),
+)
+SLIDING_WINDOW_PARAMS = (
+    *TRIGGER_PARAMS,
+    Param("minimum_preserved_turns", "int", 1, "minimumPreservedTurns: the newest user turns that are never removed "
+          "(messages before the first user message are always kept).", minimum=0, maximum=200),
+)
+SUMMARIZATION_PARAMS = (
+    *TRIGGER_PARAMS,
+    Param("minimum_preserved_groups", "int", 8, "minimumPreservedGroups: the newest non-system groups that are never "
+          "summarized.", minimum=0, maximum=500),
+    Param("prompt", "str", "", "summarizationPrompt: the system prompt of the summarizer call. Empty = a paraphrase of "
+          ".NET's default (facts, decisions, preferences, tool outcomes; no pleasantries).", advanced=True),
+    *SUMMARIZER_PARAMS,
+)
+PIPELINE_PARAMS = (
+    Param("children", "str", "tool_result_compaction; summarization; truncation",
+          "The PipelineCompactionStrategy's strategies, in order, separated by ';'. Each is "
+          "tool_result_compaction, truncation, sliding_window, summarization or context_window, optionally with its "
+          "own parameters in parentheses, e.g. `tool_result_compaction(trigger=TokensExceed(60000), "
+          "minimum_preserved_groups=4); truncation(minimum_preserved_groups=8)`. Each child checks its own trigger "
+          "(empty trigger = TokensExceed(context_window × compact_at))."),
+    *SUMMARIZER_PARAMS,
+)
+CONTEXT_WINDOW_PARAMS = (
+    Param("max_context_window_tokens", "int", 0, "maxContextWindowTokens: the model's context window. 0 = the replay's "
+          "context window setting.", minimum=0, maximum=10_000_000),
+    Param("max_output_tokens", "int", 16_384, "maxOutputTokens: the model's output limit; the input budget is the "
+          "window minus this.", minimum=0, maximum=1_000_000),
+    Param("tool_eviction_threshold", "float", 0.5, "toolEvictionThreshold: share of the input budget above which "
+          "old tool-call groups are collapsed (keeping the newest 2 groups).", minimum=0.0, maximum=1.0),
+    Param("truncation_threshold", "float", 0.8, "truncationThreshold: share of the input budget above which the "
+          "oldest groups are removed (keeping the newest 2 groups); must be ≥ toolEvictionThreshold.",
+          minimum=0.0, maximum=1.0),
+)
+
+for _name, _title, _summary, _params, _make, _policy, _doc in (
+    ("truncation", "TruncationCompactionStrategy",
+     "When the trigger fires, removes the oldest non-system groups (a user message, an answer, a tool call with its "
+     "results) one at a time until the target holds. The newest minimum_preserved_groups groups are never removed.",
+     TRUNCATION_PARAMS, _make_truncation, "threshold", "truncationcompactionstrategy"),
+    ("sliding_window", "SlidingWindowCompactionStrategy",
+     "When the trigger fires, removes whole user turns (the user message and everything answering it), oldest "
+     "first, until the target holds. The newest minimum_preserved_turns turns, anything before the first user "
+     "message, and summaries are never removed.",
+     SLIDING_WINDOW_PARAMS, _make_sliding_window, "threshold", "slidingwindowcompactionstrategy"),
+    ("summarization", "SummarizationCompactionStrategy",
+     "When the trigger fires, takes the oldest non-system groups (earlier summaries included) until the target "
+     "holds, sends their raw messages to a summarizer, and puts one '[Summary]' message in their place. The newest "
+     "minimum_preserved_groups groups are never summarized; if the summarizer fails, nothing changes.",
+     SUMMARIZATION_PARAMS, _make_summarization, "threshold", "summarizationcompactionstrategy"),
+    ("pipeline", "PipelineCompactionStrategy",
+     "Runs several .NET strategies in order before every model call; each child fires on its own trigger and stops "
+     "at its own target.",
+     PIPELINE_PARAMS, _make_pipeline, "threshold", "pipelinecompactionstrategy"),
+    ("context_window", "ContextWindowCompactionStrategy",
+     "Derives two token thresholds from the model's window: above half the input budget it collapses old tool "
+     "results, above 80% it removes the oldest groups, each keeping the newest 2 groups. Uses only the context "
+     "window: compact_at and compact_to are ignored.",
+     CONTEXT_WINDOW_PARAMS, _make_context_window, "window", "contextwindowcompactionstrategy"),
+):
+    register(
+        StrategyInfo(
+            name=f"agent_framework.{_name}",
+            family="agent_framework",
+            title=f"Agent Framework (.NET) · {_title}",
+            summary=_summary,
+            params=_params,
+            build=runner_builder(_make),
+            policy=_policy,
+            docs_url=f"{DOCS}.{_doc}",
+        )
+    )

@@ -160,7 +160,8 @@ class StrategyInfo:
     summary: str
     params: tuple[Param, ...]
     build: Callable[[Mapping[str, Any], RunContext], Runner]
-    #: which shared policy settings it uses: "threshold" (context_window/compact_at/compact_to) or "none"
+    #: which shared policy settings it uses: "threshold" (context_window/compact_at/compact_to), "window" (only
+    #: context_window, e.g. Agent Framework ContextWindowCompactionStrategy) or "none"
     policy: str = "threshold"
     docs_url: str = ""
 
