@@ -261,8 +261,9 @@ class Conversation:
 
     @property
     def llm_call_indices(self) -> list[int]:
-        """Indices of the assistant messages: one per LLM call."""
-        return [i for i, m in enumerate(self.messages) if m.role == "assistant"]
+        """Indices of the assistant messages the agent's model generated: one per LLM call."""
+        return [i for i, m in enumerate(self.messages) if m.role == "assistant"
+                and m.meta.get("generated", True) is not False and m.meta.get("hidden_from_agent") is not True]
 
     @property
     def tool_call_count(self) -> int:

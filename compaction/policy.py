@@ -191,14 +191,13 @@ def parse_trigger(text: str) -> Trigger:
             if close < 0:
                 raise fail("')'")
             inner = text[pos:close].strip().replace("_", "")
-            pos = close + 1
             if takes_value:
-                try:
-                    value = int(float(inner))
-                except ValueError:
-                    raise fail("a number") from None
+                value = whole_number(inner)
+                if value is None:
+                    raise fail("a whole number")
             elif inner:
                 raise fail("'()' (this trigger takes no number)")
+            pos = close + 1
         elif takes_value:
             raise fail("'(' and a number")
         return Trigger(kind, value)
@@ -207,6 +206,20 @@ def parse_trigger(text: str) -> Trigger:
     if text[pos:].strip():
         raise fail("end of text")
     return trigger
+
+
+def whole_number(text: str) -> int | None:
+    """``text`` as an integer (``70000``, ``70_000`` after underscores are dropped, ``1e3``), or ``None`` when it is
+    not a finite whole number: .NET trigger thresholds are ``int``, so ``12.7`` is refused rather than truncated."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return int(number) if number.is_integer() else None  # False for inf and nan
 
 
 def tokens_exceed(n: int) -> Trigger:

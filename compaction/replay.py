@@ -269,6 +269,11 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
+def hidden_from_agent(conversation: Conversation) -> frozenset[int]:
+    """Messages in the log that the agent's model never saw (e.g. tau2-bench's user-simulator tool traffic)."""
+    return frozenset(i for i, m in enumerate(conversation.messages) if m.meta.get("hidden_from_agent") is True)
+
+
 def replay(
     conversation: Conversation,
     strategy: str | StrategyInfo,
@@ -284,7 +289,9 @@ def replay(
 
     ``params`` override the strategy's defaults (strings are coerced, so CLI values work). Invalid settings raise
     ``ValueError`` with the framework's own reason. The log's own compaction summaries (Claude Code) are left out
-    unless ``include_log_summaries``.
+    unless ``include_log_summaries``; messages the agent never saw (``meta["hidden_from_agent"]``) are always left
+    out, and assistant messages the model did not generate (``meta["generated"] is False``, e.g. a fixed greeting)
+    are context, not LLM calls.
     """
     info = get_strategy(strategy) if isinstance(strategy, str) else strategy
     values = info.resolve_params(params)
@@ -295,7 +302,10 @@ def replay(
     ctx = RunContext(counter_obj, conversation.tools, context_window, compact_at, compact_to, log_summaries)
     runner = info.build(values, ctx)
     baseline = info.build(values, ctx)
-    skipped = frozenset() if include_log_summaries else frozenset(conversation.log_summary_indices)
+    # a strategy may count with its framework's own counter when the run keeps the default (LangChain)
+    counter_obj = getattr(runner, "framework_counter", None) or counter_obj
+    skipped = hidden_from_agent(conversation) | (
+        frozenset() if include_log_summaries else frozenset(conversation.log_summary_indices))
 
     snapshots = [_Snapshot((), 0)]
     steps: list[Step] = []
@@ -303,7 +313,7 @@ def replay(
     for i, message in enumerate(conversation.messages):
         if i in skipped:
             continue
-        if message.role == "assistant":
+        if message.role == "assistant" and message.meta.get("generated", True) is not False:
             outcome = runner.before_call()
             if outcome.compacted or project:
                 snapshots.append(_Snapshot(tuple(runner.entries()), i))

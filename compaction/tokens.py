@@ -13,7 +13,9 @@ Counters (``--counter`` specs):
   by default). BPE is not additive across the ``"\\n"`` joins, so the joined count is the sum of per-message counts
   plus an exact correction per join, computed on the few pre-tokenizer chunks around it.
 - ``maf-dotnet`` — Microsoft Agent Framework .NET default: UTF-8 bytes of message content / 4, integer, per group.
-- ``maf-python`` — agent-framework-core ``CharacterEstimatorTokenizer``: ``max(1, len(json) // 4)`` per message.
+- ``langchain[:CHARS_PER_TOKEN]`` — LangChain ``count_tokens_approximately`` (see :mod:`.langchain_counter`).
+- ``maf-python`` — agent-framework-core ``CharacterEstimatorTokenizer``: ``max(1, len(json) // 4)`` per message,
+  the JSON holding the message id the framework would assign (``msg_<position>``) when the log has none.
 """
 
 from __future__ import annotations
@@ -22,13 +24,16 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
+from . import tiktoken_offline
 from .conversation import File, Image, Message, ToolSchema, placeholder
-from .tiktoken_offline import EncodingUnavailable, get_encoding
+from .tiktoken_offline import EncodingUnavailable
 
 DEFAULT_COUNTER = "approx"
-COUNTER_SPECS = ("approx", "approx:CHARS_PER_TOKEN", "tiktoken:ENCODING", "maf-dotnet", "maf-python")
+COUNTER_SPECS = ("approx", "approx:CHARS_PER_TOKEN", "tiktoken:ENCODING", "maf-dotnet", "maf-python",
+                 "langchain", "langchain:CHARS_PER_TOKEN")
 
 
 # --------------------------------------------------------------------------------------------- Haystack rendering
@@ -139,12 +144,15 @@ class _HaystackCounter(Counter):
     """Shared logic of Haystack's two local counters: count the ``"\\n"``-joined rendering plus tool schemas."""
 
     joined = True
+    #: units a "\n" join adds whatever the messages around it (None when it depends on them, as with BPE)
+    newline_join_units: int | None = None
 
     def __init__(self, tokens_per_image: int = 85, tokens_per_file: int = 1000) -> None:
         self.tokens_per_image = tokens_per_image
         self.tokens_per_file = tokens_per_file
         self._parts = _IdCache()
-        self._tools_cache: dict[tuple[ToolSchema, ...], str] = {}
+        #: keyed by the schemas' identities (schemas hold dicts, so they are not hashable); the tuple keeps them alive
+        self._tools_cache: dict[tuple[int, ...], tuple[tuple[ToolSchema, ...], str]] = {}
 
     # units of text --------------------------------------------------------------------------------------------
     @abstractmethod
@@ -165,10 +173,13 @@ class _HaystackCounter(Counter):
         return self._parts.get(message, compute)
 
     def _tools_text(self, tools: Sequence[ToolSchema]) -> str:
-        key = tuple(tools)
-        text = self._tools_cache.get(key)
-        if text is None:
-            text = self._tools_cache[key] = render_tools(key)
+        schemas = tuple(tools)
+        key = tuple(map(id, schemas))
+        hit = self._tools_cache.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], schemas, strict=True)):
+            return hit[1]
+        text = render_tools(schemas)
+        self._tools_cache[key] = (schemas, text)
         return text
 
     def count(self, messages: Sequence[Message], tools: Sequence[ToolSchema] = ()) -> int:
@@ -181,8 +192,7 @@ class _HaystackCounter(Counter):
 
     def tally(self, messages: Sequence[Message] = (), tools: Sequence[ToolSchema] = ()) -> Tally:
         tally = _JoinedTally(self, self._tools_text(tools))
-        for m in messages:
-            tally.append(m)
+        tally.extend(messages)
         return tally
 
 
@@ -207,6 +217,25 @@ class _JoinedTally(Tally):
         self._nontext += p.images * c.tokens_per_image + p.files * c.tokens_per_file
         self._last = message
         self._n += 1
+
+    def extend(self, messages: Sequence[Message]) -> None:
+        """``append`` for each message, in one tight loop (a replay rebuilds its tally after every compaction)."""
+        c = self._counter
+        cached = c._parts._data.get
+        join_constant = c.newline_join_units
+        units, nontext, last = self._units, self._nontext, self._last
+        per_image, per_file = c.tokens_per_image, c.tokens_per_file
+        for m in messages:
+            hit = cached(id(m))
+            p = hit[1] if hit is not None and hit[0] is m else c.parts(m)
+            units += p.units
+            if last is not None:
+                units += join_constant if join_constant is not None else c._join_units(last, "\n", "", m)
+            if p.images or p.files:
+                nontext += p.images * per_image + p.files * per_file
+            last = m
+        self._units, self._nontext, self._last = units, nontext, last
+        self._n += len(messages)
 
     def value(self, with_tools: bool = True) -> int:
         c = self._counter
@@ -233,6 +262,8 @@ class ApproxCounter(_HaystackCounter):
     def _text_units(self, text: str) -> int:
         return len(text)
 
+    newline_join_units = 1
+
     def _join_units(self, left, sep, right_text, right) -> int:
         return len(sep)
 
@@ -250,10 +281,11 @@ class TiktokenCounter(_HaystackCounter):
         super().__init__(tokens_per_image, tokens_per_file)
         self.encoding = encoding
         self.spec = f"tiktoken:{encoding}"
-        self._enc = get_encoding(encoding)  # raises EncodingUnavailable
+        self._enc = tiktoken_offline.get_encoding(encoding)  # raises EncodingUnavailable
         import regex
 
         self._pattern = regex.compile(self._enc._pat_str)
+        self._resyncs = encoding in _RESYNC_ENCODINGS
         self._edges = _IdCache()  # message -> (head, tail) texts around its edges
         self._join_cache: dict[tuple[int, int, str], tuple[Message | None, Message | None, int]] = {}
 
@@ -269,11 +301,28 @@ class TiktokenCounter(_HaystackCounter):
         return self._edges.get(message, compute)
 
     def _split_edges(self, text: str) -> tuple[str, str]:
-        bounds = [match.end() for match in self._pattern.finditer(text)]
         k = self._MARGIN_CHUNKS
-        if len(bounds) <= 2 * k:
+        # only the first 2k+1 chunk ends are needed to know the head and whether the text is short
+        head_ends = [match.end() for match in islice(self._pattern.finditer(text), 2 * k + 1)]
+        if len(head_ends) <= 2 * k:
             return text, text
-        return text[: bounds[k - 1]], text[bounds[-k - 2] :]
+        return text[: head_ends[k - 1]], text[self._nth_last_chunk_end(text, k + 2) :]
+
+    def _nth_last_chunk_end(self, text: str, n: int) -> int:
+        """The ``n``-th last chunk end of ``text`` as a scan of the whole text finds it. With a known pattern, the
+        scan starts at a resync point near the end instead (a chunk boundary whatever precedes it), widening the
+        window until it holds ``n`` chunks; the pattern has no look-behind, so the chunks after it are the same."""
+        if self._resyncs:
+            window = 64
+            while window < len(text):
+                start = _resync_point(text, len(text) - window)
+                if start is None:
+                    break
+                ends = [match.end() for match in self._pattern.finditer(text, start)]
+                if len(ends) >= n:
+                    return ends[-n]
+                window *= 4
+        return [match.end() for match in self._pattern.finditer(text)][-n]
 
     def _join_units(self, left, sep, right_text, right) -> int:
         key = (id(left), id(right) if right is not None else hash(right_text), sep)
@@ -288,6 +337,36 @@ class TiktokenCounter(_HaystackCounter):
 
     def _finish(self, units: int) -> int:
         return units
+
+
+#: Encodings whose pre-tokenizer pattern (o200k, cl100k) has resync points: positions where a chunk ends whatever
+#: text precedes them. (1) Right after an ASCII letter followed by a space: only the letter-run alternatives can hold
+#: a letter, and none of them goes on into a space. (2) Right after a newline whose line goes on with spaces/tabs
+#: and then printable ASCII (not "/" right after the newline): every alternative that can hold a newline (a
+#: whitespace run ending in newlines, a punctuation run's trailing newlines and slashes) stops there. Other patterns
+#: are scanned whole.
+_RESYNC_ENCODINGS = frozenset({"o200k_base", "o200k_harmony", "cl100k_base"})
+_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+def _resync_point(text: str, limit: int) -> int | None:
+    """A resync point ``<= limit`` of ``text`` (see :data:`_RESYNC_ENCODINGS`), the closest one found, or None."""
+    space = text.rfind(" ", 1, limit + 1)
+    for _ in range(64):  # a letter before a space is common in prose, code and JSON: look at a few spaces only
+        if space < 1:
+            break
+        if text[space - 1] in _ASCII_LETTERS:
+            return space
+        space = text.rfind(" ", 1, space)
+    newline = text.rfind("\n", 0, limit)
+    while newline >= 0:
+        start = first = newline + 1
+        while first < len(text) and text[first] in " \t":
+            first += 1
+        if first < len(text) and "!" <= text[first] <= "~" and not (first == start and text[first] == "/"):
+            return start
+        newline = text.rfind("\n", 0, newline)
+    return None
 
 
 # ------------------------------------------------------------------------------------ Agent Framework counters
@@ -323,20 +402,6 @@ def _dotnet_to_string(value: Any) -> str:
     if isinstance(value, (int, float)):
         return json.dumps(value)
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-class _SumTally(Tally):
-    __slots__ = ("_counter", "_total")
-
-    def __init__(self, counter: Counter) -> None:
-        self._counter = counter
-        self._total = 0
-
-    def append(self, message: Message) -> None:
-        self._total += self._counter.count_one(message)
-
-    def value(self, with_tools: bool = True) -> int:
-        return self._total
 
 
 class MafDotnetCounter(Counter):
@@ -378,26 +443,91 @@ class _ByteTally(Tally):
 
 
 class MafPythonCounter(Counter):
-    """agent-framework-core ``CharacterEstimatorTokenizer`` applied per message to its JSON (role, id, contents)."""
+    """agent-framework-core ``CharacterEstimatorTokenizer`` as ``annotate_token_counts`` applies it: per message,
+    ``max(1, len(json) // 4)`` of its JSON (role, message id, contents), summed over the list.
+
+    The message id is part of the measured JSON. A message whose meta has no ``message_id`` gets the id the framework
+    assigns before counting: ``msg_<position in the list>``, or, when another message already owns that id, the next
+    free ``msg_<n>`` from ``n = len(list)`` (``count``) or from the position after it (``tally``, which appends one
+    message at a time as ``append_compaction_message`` does).
+    """
 
     spec = "maf-python"
 
     def __init__(self) -> None:
-        self._cache = _IdCache()
+        self._lengths = _IdCache()
 
-    def count_one(self, message: Message) -> int:
+    def json_length(self, message: Message, assigned_id: str | None = None) -> int:
+        """Characters of the JSON the estimator measures; ``assigned_id`` for a message without its own id."""
         from .formats.agent_framework import token_json  # local: formats depend on this module
 
-        return self._cache.get(message, lambda m: max(1, len(token_json(m)) // 4))
+        length = self._lengths.get(message, lambda m: len(token_json(m)))
+        # token_json sorts keys (contents, message_id, role): an assigned id adds `"message_id": "<id>", `
+        return length + (len(assigned_id) + 18 if assigned_id is not None else 0)
+
+    def tokens(self, message: Message, assigned_id: str | None = None) -> int:
+        return max(1, self.json_length(message, assigned_id) // 4)
+
+    def count_one(self, message: Message) -> int:
+        return self.count((message,))
 
     def count(self, messages: Sequence[Message], tools: Sequence[ToolSchema] = ()) -> int:
-        return sum(self.count_one(m) for m in messages)
+        ids = framework_message_ids(messages)
+        return sum(self.tokens(m, assigned) for m, assigned in zip(messages, ids, strict=True))
 
     def tally(self, messages: Sequence[Message] = (), tools: Sequence[ToolSchema] = ()) -> Tally:
-        tally = _SumTally(self)
+        tally = _MafPythonTally(self)
         for m in messages:
             tally.append(m)
         return tally
+
+
+def own_message_id(message: Message) -> str | None:
+    """The message's own id, if its meta has a non-empty one (the framework replaces empty ids)."""
+    value = message.meta.get("message_id")
+    return str(value) if value else None
+
+
+def framework_message_ids(messages: Sequence[Message]) -> list[str | None]:
+    """The ids agent-framework-core assigns to a list (``None`` where a message keeps its own id)."""
+    taken = {own for m in messages if (own := own_message_id(m)) is not None}
+    assigned: list[str | None] = []
+    for position, m in enumerate(messages):
+        assigned.append(None if own_message_id(m) is not None else _free_id(position, len(messages), taken))
+    return assigned
+
+
+def _free_id(position: int, fallback_from: int, taken: set[str]) -> str:
+    candidate = f"msg_{position}"
+    number = fallback_from
+    while candidate in taken:
+        candidate = f"msg_{number}"
+        number += 1
+    taken.add(candidate)
+    return candidate
+
+
+class _MafPythonTally(Tally):
+    __slots__ = ("_counter", "_total", "_taken", "_n")
+
+    def __init__(self, counter: MafPythonCounter) -> None:
+        self._counter = counter
+        self._total = 0
+        self._taken: set[str] = set()
+        self._n = 0
+
+    def append(self, message: Message) -> None:
+        own = own_message_id(message)
+        if own is not None:
+            self._taken.add(own)
+            assigned = None
+        else:
+            assigned = _free_id(self._n, self._n + 1, self._taken)
+        self._total += self._counter.tokens(message, assigned)
+        self._n += 1
+
+    def value(self, with_tools: bool = True) -> int:
+        return self._total
 
 
 # ------------------------------------------------------------------------------------------------------ factory
@@ -433,6 +563,13 @@ def make_counter(spec: str = DEFAULT_COUNTER) -> Counter:
         counter = MafDotnetCounter()
     elif kind == "maf-python" and not arg:
         counter = MafPythonCounter()
+    elif kind == "langchain":
+        from .langchain_counter import LangchainCounter  # local: it builds on this module
+
+        try:
+            counter = LangchainCounter(float(arg) if arg else 4.0)
+        except ValueError:
+            raise ValueError(f"counter {spec!r}: chars per token must be a positive number, got {arg!r}") from None
     else:
         raise ValueError(f"unknown counter {spec!r}; expected one of: {', '.join(COUNTER_SPECS)}")
     _COUNTERS[spec] = counter

@@ -13,8 +13,14 @@ import pytest
 from conftest import REAL_LOGS, sample_paths
 
 import compaction
-from compaction.conversation import COMPACTION_META_KEY, Message
-from compaction.interop.haystack import HookCall, drive_haystack_hook
+from compaction.conversation import COMPACTION_META_KEY
+from compaction.interop.haystack import (
+    HookCall,
+    chat_message_view,
+    differences,
+    drive_haystack_hook,
+    message_view,
+)
 from compaction.policy import ThresholdPolicy
 from compaction.strategies.haystack import ToolResultPruning
 from compaction.tiktoken_offline import EncodingUnavailable, get_encoding
@@ -83,31 +89,6 @@ def uncompacted_peak(path: Path, conversation: compaction.Conversation, spec: st
     return _PEAKS[key]
 
 
-# ------------------------------------------------------------------------------------------------- views
-def our_view(message: Message) -> tuple:
-    """What a chat generator receives from one of our messages, plus its compaction marker."""
-    result = message.tool_result
-    return (
-        message.role,
-        message.texts,
-        tuple((c.name, dict(c.arguments), c.id) for c in message.tool_calls),
-        None if result is None else (result.result, result.origin.name, result.call_id, result.error),
-        message.meta.get(COMPACTION_META_KEY),
-    )
-
-
-def haystack_view(chat_message: Any) -> tuple:
-    """The same view of a haystack ``ChatMessage``."""
-    result = chat_message.tool_call_result
-    return (
-        chat_message.role.value,
-        tuple(chat_message.texts),
-        tuple((c.tool_name, dict(c.arguments), c.id) for c in chat_message.tool_calls),
-        None if result is None else (result.result, result.origin.tool_name, result.origin.id, result.error),
-        chat_message.meta.get(COMPACTION_META_KEY),
-    )
-
-
 def assert_same_calls(replay: compaction.Replay, calls: list[HookCall]) -> None:
     assert len(replay.steps) == len(calls)
     for step, call in zip(replay.steps, calls, strict=True):
@@ -118,9 +99,10 @@ def assert_same_calls(replay: compaction.Replay, calls: list[HookCall]) -> None:
         assert step.target == call.target, where
         assert step.compacted == call.compacted, where
         assert step.tokens_sent == call.tokens_sent, where
-        ours = [our_view(item.message) for item in replay.context_at(step.step)]
-        theirs = [haystack_view(m) for m in call.messages]
+        ours = [message_view(item.message) for item in replay.context_at(step.step)]
+        theirs = [chat_message_view(m) for m in call.messages]
         assert ours == theirs, where
+    assert differences(replay, calls) == []
 
 
 # ------------------------------------------------------------------------------------------------- the grid

@@ -78,6 +78,7 @@ def _message_list(value: Any) -> list | None:
 
 
 def detect(doc: Document) -> str | None:
+    """None when ``doc`` is a LangChain message list, else why not."""
     if doc.kind != "json":
         return "not a single JSON document"
     items = _message_list(doc.value)
@@ -194,9 +195,11 @@ def _tool_calls(fields: Mapping[str, Any], where: str, path: str | None,
         return calls
     legacy = as_mapping(fields.get("additional_kwargs"))
     if legacy.get("tool_calls") or legacy.get("function_call"):
-        message = {"role": "assistant", "tool_calls": legacy.get("tool_calls"), "function_call": legacy.get("function_call")}
+        message = {"role": "assistant", "tool_calls": legacy.get("tool_calls"),
+                   "function_call": legacy.get("function_call")}
         out, _, legacy_warnings = read_messages([message], path)
-        warnings += [LoadWarning(f"{where}: {w.message}", field="additional_kwargs.tool_calls") for w in legacy_warnings]
+        warnings += [LoadWarning(f"{where}: {w.message}", field="additional_kwargs.tool_calls")
+                     for w in legacy_warnings]
         return list(out[0].tool_calls) if out else []
     return []
 
@@ -260,12 +263,15 @@ class _Reader:
     def _origin(self, kind: str, fields: Mapping[str, Any], name: str | None) -> ToolCall:
         if kind == "function":
             last = self.last_function_call
-            return last if last is not None and (name is None or last.name == name) else ToolCall(None, name or "function")
+            if last is not None and (name is None or last.name == name):
+                return last
+            return ToolCall(None, name or "function")
         call_id = as_text(fields.get("tool_call_id"))
         return self.calls.get(call_id) if call_id in self.calls else ToolCall(call_id, name or "unknown_tool")
 
 
 def read(doc: Document) -> list[Conversation]:
+    """The message list as one conversation (id ``"0"``)."""
     items = _message_list(doc.value)
     if items is None:
         raise LoadError(doc.path, "expected a list of LangChain messages", field="messages")

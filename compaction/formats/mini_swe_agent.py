@@ -31,6 +31,7 @@ _SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
 
 def detect(doc: Document) -> str | None:
+    """None when ``doc`` is a mini-swe-agent trajectory, else why not."""
     if doc.kind != "json":
         return "not a single JSON document"
     value = doc.value
@@ -77,6 +78,7 @@ def _meta(entry: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def read(doc: Document) -> list[Conversation]:
+    """The trajectory as one conversation."""
     value = doc.value
     if not isinstance(value, Mapping) or not isinstance(value.get("messages"), list):
         raise LoadError(doc.path, "expected a mini-swe-agent trajectory with a 'messages' list", field="messages")

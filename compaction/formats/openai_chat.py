@@ -152,7 +152,8 @@ def read_messages(raw_messages: list, path: str | None, tools_raw: list = ()) ->
                     warnings.append(LoadWarning(f"{where}: tool call {j} skipped, expected function.name",
                                                 field="tool_calls"))
                     continue
-                call = ToolCall(_call_id(tc.get("id")), fn["name"], parse_arguments(fn.get("arguments"), where, warnings))
+                arguments = parse_arguments(fn.get("arguments"), where, warnings)
+                call = ToolCall(_call_id(tc.get("id")), fn["name"], arguments)
                 tool_calls.append(call)
                 if call.id:
                     calls[call.id] = call
@@ -196,7 +197,8 @@ def read_messages_with_meta(raw_messages: list, metas: list[Mapping[str, Any]], 
                             tools_raw: list = ()) -> tuple[list[Message], list[ToolSchema], list[LoadWarning]]:
     """:func:`read_messages`, with ``metas[i]`` merged into the meta of the message read from ``raw_messages[i]``."""
     out, tools, warnings = read_messages(raw_messages, path, tools_raw)
-    kept = [meta for m, meta in zip(raw_messages, metas, strict=True) if isinstance(m, Mapping) and _role(m) is not None]
+    kept = [meta for m, meta in zip(raw_messages, metas, strict=True)
+            if isinstance(m, Mapping) and _role(m) is not None]
     return [msg.with_meta(**meta) if meta else msg for msg, meta in zip(out, kept, strict=True)], tools, warnings
 
 

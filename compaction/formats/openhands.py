@@ -1,5 +1,6 @@
-"""OpenHands event streams: saved trajectories (a JSON list of events, or ``{"trajectory": [...]}``) and evaluation
-outputs (``output.jsonl`` records ``{"instance_id", "history": [...]}``, one conversation per instance).
+"""OpenHands event streams: saved trajectories (a JSON list of events, ``{"trajectory": [...]}``, or one event per
+JSONL line) and evaluation outputs (``output.jsonl`` records ``{"instance_id", "history": [...]}``, one conversation
+per instance).
 
 Each event has ``id``, ``source`` (user / agent / environment), ``action`` or ``observation``, ``message``, ``args``
 or ``content`` + ``extras``, ``cause`` and, for function-calling agents, ``tool_call_metadata`` (``function_name``,
@@ -54,8 +55,9 @@ from .openai_chat import read_messages, usage_from_openai
 MAX_MESSAGE_CHARS = 30_000
 _TRUNCATION_NOTE = "\n[... Observation truncated due to length ...]\n"
 #: what OpenHands tells the model after listing the runtime's web hosts
-_WEB_SERVER_NOTE = ("When starting a web server, use the corresponding ports. You should also\nset any options to allow "
-                    "iframes and CORS requests, and allow the server to\nbe accessed from any host (e.g. 0.0.0.0).\n"
+_WEB_SERVER_NOTE = ("When starting a web server, use the corresponding ports. You should also\n"
+                    "set any options to allow iframes and CORS requests, and allow the server to\n"
+                    "be accessed from any host (e.g. 0.0.0.0).\n"
                     "For example, if you are using vite.config.js, you should set server.host and server.allowedHosts "
                     "to true")
 #: events that put nothing in the model's context
@@ -86,16 +88,22 @@ def _looks_like_events(events: list) -> str | None:
     return None
 
 
+def _is_evaluation_output(values: list) -> bool:
+    """Whether JSONL records are mostly evaluation records ``{"instance_id", "history": [...]}``."""
+    return first_misfit(values, lambda v: isinstance(as_mapping(v).get("history"), list)) is None
+
+
 def detect(doc: Document) -> str | None:
+    """None when ``doc`` is an OpenHands event list or evaluation output, else why not."""
     if doc.kind == "jsonl":
-        for line, record in doc.records[:20]:
-            events = as_mapping(record).get("history")
-            if not isinstance(events, list):
-                return f"line {line}: no 'history' list of OpenHands events"
-            why = _looks_like_events(events)
-            if why:
-                return f"line {line}: {why}"
-        return None
+        values = [value for _, value in doc.records]
+        if _is_evaluation_output(values):
+            histories = [as_mapping(v).get("history") for v in values[:20]]
+            if any(isinstance(h, list) and _looks_like_events(h) is None for h in histories):
+                return None
+            return "no record's 'history' is a list of OpenHands events"
+        why = _looks_like_events(values)
+        return None if why is None else f"neither evaluation records with a 'history' nor one event per line: {why}"
     events = _events(doc.value)
     if events is None:
         return "no list of OpenHands events (a list, or an object with 'trajectory'/'history')"
@@ -400,7 +408,8 @@ class _Reader:
             self.unknown.add(kind, None)
             text = content
         if call_id:
-            origin = self.calls.get(call_id) or ToolCall(call_id, as_text(metadata.get("function_name")) or "unknown_tool")
+            name = as_text(metadata.get("function_name")) or "unknown_tool"
+            origin = self.calls.get(call_id) or ToolCall(call_id, name)
             result: str | tuple = text if not images else (text, *images)
             message = Message("tool", tool_result=ToolResult(origin, result, error), meta=meta)
             if any(call_id in r.calls for r in self.pending.values()):
@@ -479,6 +488,9 @@ def _read_events(events: list, path: str | None, conversation_id: str,
 
 
 def read(doc: Document) -> list[Conversation]:
+    """One conversation per event stream: the file's, or one per evaluation record (id: its ``instance_id``)."""
+    if doc.kind == "jsonl" and not _is_evaluation_output([value for _, value in doc.records]):
+        return [_read_events([value for _, value in doc.records], doc.path, "0", [])]
     if doc.kind == "jsonl":
         skipped: list[LoadWarning] = []
         found: list[tuple[str, list]] = []

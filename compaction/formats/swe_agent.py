@@ -46,6 +46,7 @@ def _histories(value: Any) -> list[tuple[str, list]] | None:
 
 
 def detect(doc: Document) -> str | None:
+    """None when ``doc`` is a SWE-agent trajectory, else why not."""
     if doc.kind != "json":
         return "not a single JSON document"
     histories = _histories(doc.value)
@@ -122,6 +123,7 @@ def _read_history(prefix: str, history: list, path: str | None) -> list[Conversa
 
 
 def read(doc: Document) -> list[Conversation]:
+    """One conversation per attempt and agent."""
     histories = _histories(doc.value)
     if histories is None:
         raise LoadError(doc.path, "expected a SWE-agent trajectory with a 'history' list", field="history")

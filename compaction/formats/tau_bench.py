@@ -2,7 +2,8 @@
 
 **tau-bench** (``historical_trajectories/*.json``, ``results/*.json``): a list of task results
 ``{"task_id", "trial", "reward", "info", "traj": [chat-completions messages]}`` (or one such object). ``traj`` is the
-agent's own prompt history, system prompt included; each result is a conversation with id ``task<task_id>-trial<trial>``.
+agent's own prompt history, system prompt included; each result is a conversation with id
+``task<task_id>-trial<trial>``.
 
 **tau2-bench** (``data/simulations/*.json``): ``{"info", "tasks", "simulations": [{"id", "task_id", "trial",
 "messages": [...]}]}``. Messages carry ``role`` (assistant/user/tool), ``content``, ``tool_calls`` as
@@ -78,18 +79,21 @@ def _results(value: Any) -> list | None:
 
 
 def detect_tau(doc: Document) -> str | None:
+    """None when ``doc`` holds tau-bench task results, else why not."""
     if doc.kind != "json":
         return "not a single JSON document"
     results = _results(doc.value)
     if not results:
         return "no task result (an object, or a list of objects, with 'task_id' and a 'traj' list)"
-    misfit = first_misfit(results, lambda r: isinstance(r, Mapping) and "task_id" in r and isinstance(r.get("traj"), list))
+    misfit = first_misfit(results, lambda r: isinstance(r, Mapping) and "task_id" in r
+                          and isinstance(r.get("traj"), list))
     if misfit is not None:
         return f"result {misfit} has no 'task_id' and 'traj' list"
     return None
 
 
 def read_tau(doc: Document) -> list[Conversation]:
+    """One conversation per task result."""
     results = _results(doc.value)
     if results is None:
         raise LoadError(doc.path, "expected tau-bench task results with 'traj' lists", field="traj")
@@ -113,12 +117,14 @@ def read_tau(doc: Document) -> list[Conversation]:
 
 # --------------------------------------------------------------------------------------------------- tau2-bench
 def detect_tau2(doc: Document) -> str | None:
+    """None when ``doc`` is a tau2-bench results file, else why not."""
     if doc.kind != "json":
         return "not a single JSON document"
     value = doc.value
     if not isinstance(value, Mapping) or not isinstance(value.get("simulations"), list):
         return "no object with a 'simulations' list"
-    misfit = first_misfit(value["simulations"], lambda s: isinstance(s, Mapping) and isinstance(s.get("messages"), list))
+    misfit = first_misfit(value["simulations"],
+                          lambda s: isinstance(s, Mapping) and isinstance(s.get("messages"), list))
     if misfit is not None:
         return f"simulation {misfit} has no 'messages' list"
     return None
@@ -244,6 +250,7 @@ def _tau2_ids(sims: list[tuple[int, Mapping[str, Any]]]) -> list[str]:
 
 
 def read_tau2(doc: Document) -> list[Conversation]:
+    """One conversation per simulation."""
     value = doc.value
     if not isinstance(value, Mapping) or not isinstance(value.get("simulations"), list):
         raise LoadError(doc.path, "expected tau2-bench results with a 'simulations' list", field="simulations")

@@ -14,9 +14,12 @@ from typing import Any
 
 _HAYSTACK_NAMES = (
     "HookCall",
+    "chat_message_view",
+    "differences",
     "drive_haystack_hook",
     "from_haystack_message",
     "from_haystack_messages",
+    "message_view",
     "to_haystack_message",
     "to_haystack_messages",
     "to_haystack_tools",

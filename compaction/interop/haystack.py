@@ -15,11 +15,11 @@ haystack-ai is imported inside the functions, so importing this module never req
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..conversation import Conversation, LoadWarning, Message, ToolSchema
+from ..conversation import COMPACTION_META_KEY, Conversation, LoadWarning, Message, ToolSchema
 from ..formats.haystack import message_to_haystack, read_message
 
 _TAG = "haystack.agent.hook.compaction."
@@ -207,13 +207,16 @@ def drive_haystack_hook(
     token_counter: Any = None,
     tools: Sequence[Any] | None = None,
     include_log_summaries: bool = False,
+    chat_messages: Sequence[Any] | None = None,
 ) -> list[HookCall]:
     """Run haystack-ai's real ``CompactionHook(compactor, ...)`` before every LLM call of ``conversation``.
 
     ``compactor`` and ``token_counter`` are haystack objects (``token_counter=None`` is the hook's own default,
     ``ApproximateTokenCounter()``). ``tools`` are haystack ``Tool`` objects or our ``ToolSchema`` values; ``None``
     means the conversation's own tool schemas. The log's own compaction summaries are left out unless
-    ``include_log_summaries``, as :func:`compaction.replay` does. Returns one :class:`HookCall` per assistant message.
+    ``include_log_summaries``, as :func:`compaction.replay` does. ``chat_messages`` may hold the conversation already
+    converted (one ``ChatMessage`` per message, e.g. from :func:`to_haystack_messages`), so that timing the driver
+    measures the hook, not the conversion. Returns one :class:`HookCall` per assistant message.
     """
     _require_haystack()
     from haystack.hooks.compaction import CompactionHook
@@ -226,6 +229,9 @@ def drive_haystack_hook(
     flat_tools = _as_haystack_tools(conversation.tools if tools is None else tools)
     state = _agent_state(flat_tools)
     skipped = frozenset() if include_log_summaries else conversation.log_summary_indices
+    if chat_messages is not None and len(chat_messages) != len(conversation.messages):
+        raise ValueError(f"chat_messages holds {len(chat_messages)} messages, the conversation "
+                         f"{len(conversation.messages)}")
     calls: list[HookCall] = []
     with _recording() as recorder:
         for index, message in enumerate(conversation.messages):
@@ -233,7 +239,7 @@ def drive_haystack_hook(
                 continue
             if message.role == "assistant":
                 calls.append(_one_call(hook, hooks, state, recorder, len(calls), index, flat_tools, _run_hooks))
-            state.set("messages", [to_haystack_message(message)])
+            state.set("messages", [chat_messages[index] if chat_messages is not None else to_haystack_message(message)])
     return calls
 
 
@@ -260,3 +266,62 @@ def _one_call(hook: Any, hooks: dict, state: Any, recorder: _Recorder, step: int
         tokens_sent=tokens_sent,
         messages=sent,
     )
+
+
+# ------------------------------------------------------------------------------------------------- comparison
+def message_view(message: Message) -> tuple:
+    """What a chat generator receives from one of our messages (role, texts, calls, result), plus the
+    ``context_compaction`` marker a compactor left on it."""
+    result = message.tool_result
+    return (
+        message.role,
+        tuple(message.texts),
+        tuple((c.name, dict(c.arguments), c.id) for c in message.tool_calls),
+        None if result is None else (result.result, result.origin.name, result.call_id, result.error),
+        message.meta.get(COMPACTION_META_KEY),
+    )
+
+
+def chat_message_view(chat_message: Any) -> tuple:
+    """:func:`message_view` of a haystack ``ChatMessage``."""
+    result = chat_message.tool_call_result
+    return (
+        chat_message.role.value,
+        tuple(chat_message.texts),
+        tuple((c.tool_name, dict(c.arguments), c.id) for c in chat_message.tool_calls),
+        None if result is None else (result.result, result.origin.tool_name, result.origin.id, result.error),
+        chat_message.meta.get(COMPACTION_META_KEY),
+    )
+
+
+_STEP_FIELDS = ("message_index", "tokens_before", "triggered", "target", "compacted", "tokens_sent")
+
+
+def differences(replay: Any, calls: Sequence[HookCall], contexts: str | Collection[int] = "all") -> list[str]:
+    """Where a :class:`compaction.Replay` and :func:`drive_haystack_hook` records disagree (empty when they agree).
+
+    Every call's measured fields are compared; the messages sent are compared for every call (``contexts="all"``),
+    only for calls that compacted and the last one (``"compacted"``), for the given call numbers, or not at all
+    (``"none"``).
+    """
+    found: list[str] = []
+    if len(replay.steps) != len(calls):
+        return [f"{len(replay.steps)} LLM calls replayed, {len(calls)} driven through the hook"]
+    for step, call in zip(replay.steps, calls, strict=True):
+        for name in _STEP_FIELDS:
+            ours, theirs = getattr(step, name), getattr(call, name)
+            if ours != theirs:
+                found.append(f"call {step.step}: {name} {ours!r} (replay) != {theirs!r} (haystack)")
+        if isinstance(contexts, str):
+            wanted = contexts == "all" or (contexts == "compacted" and (call.compacted or call is calls[-1]))
+        else:
+            wanted = step.step in contexts
+        if wanted:
+            ours_sent = [message_view(item.message) for item in replay.context_at(step.step)]
+            theirs_sent = [chat_message_view(m) for m in call.messages]
+            if ours_sent != theirs_sent:
+                first = next((i for i, (a, b) in enumerate(zip(ours_sent, theirs_sent)) if a != b),
+                             min(len(ours_sent), len(theirs_sent)))
+                found.append(f"call {step.step}: messages sent differ from position {first} "
+                             f"({len(ours_sent)} replayed, {len(theirs_sent)} from haystack)")
+    return found

@@ -1,0 +1,119 @@
+"""LangChain's ``count_tokens_approximately`` (langchain-core ``messages.utils``), re-created for our messages.
+
+Per message: characters of the content (a string's length; for a list of content blocks, text blocks by their text,
+image blocks as a fixed 85 tokens, any other block by the length of its Python ``repr``), plus, for an AI message
+with string content, the ``repr`` of its tool calls; plus a tool message's ``tool_call_id``; plus the OpenAI role
+name (``system``/``user``/``assistant``/``tool``) and the message name. The message costs
+``ceil(chars / chars_per_token) + 3``; the total is the sum (tool schemas are not counted: the middleware passes none).
+
+Our messages map onto LangChain's as ``convert_to_messages`` would build them from an OpenAI-style log: a message
+with one text part (or none) and nothing else has string content; otherwise its content is a list of blocks
+(reasoning, text, image, file), which — as in LangChain — also means its tool calls are not counted separately.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from .conversation import File, Image, Message, ToolSchema
+from .tokens import Counter, Tally, _IdCache
+
+TOKENS_PER_IMAGE = 85
+EXTRA_TOKENS_PER_MESSAGE = 3.0
+
+
+def langchain_content(message: Message) -> str | list[Any]:
+    """The ``content`` LangChain would hold for ``message`` (string, or a list of content blocks)."""
+    result = message.tool_result
+    if result is not None:
+        if isinstance(result.result, str):
+            return result.result
+        return [_block(part) for part in result.result]
+    if not message.reasoning and not message.images and not message.files and len(message.texts) <= 1:
+        return message.texts[0] if message.texts else ""
+    blocks: list[Any] = [{"type": "reasoning", "reasoning": r} for r in message.reasoning]
+    blocks += [{"type": "text", "text": t} for t in message.texts]
+    blocks += [_block(part) for part in (*message.images, *message.files)]
+    return blocks
+
+
+def _block(part: str | Image | File) -> dict[str, Any]:
+    if isinstance(part, str):
+        return {"type": "text", "text": part}
+    if isinstance(part, Image):
+        return {"type": "image", "mime_type": part.mime_type, "url": part.source}
+    return {"type": "file", "mime_type": part.mime_type, "filename": part.filename}
+
+
+def langchain_tool_calls(message: Message) -> list[dict[str, Any]]:
+    """An AI message's ``tool_calls`` as LangChain stores them."""
+    return [{"name": c.name, "args": dict(c.arguments), "id": c.id, "type": "tool_call"} for c in message.tool_calls]
+
+
+def approximate_tokens(message: Message, chars_per_token: float = 4.0) -> float:
+    """One message's share of ``count_tokens_approximately`` (before the final ceiling)."""
+    content = langchain_content(message)
+    chars = 0
+    images = 0
+    if isinstance(content, str):
+        chars += len(content)
+    else:
+        for block in content:
+            kind = block.get("type", "")
+            if kind in ("image", "image_url"):
+                images += 1
+            elif kind == "text":
+                chars += len(block.get("text", ""))
+            else:
+                chars += len(repr(block))
+    if message.role == "assistant" and isinstance(content, str) and message.tool_calls:
+        chars += len(repr(langchain_tool_calls(message)))
+    if message.tool_result is not None:
+        chars += len(message.tool_result.call_id or "")
+    chars += len(message.role)
+    if message.name:
+        chars += len(message.name)
+    return images * TOKENS_PER_IMAGE + math.ceil(chars / chars_per_token) + EXTRA_TOKENS_PER_MESSAGE
+
+
+class LangchainCounter(Counter):
+    """``count_tokens_approximately(messages, chars_per_token)`` (defaults: 4.0 chars per token, 3 extra tokens
+    per message, names counted, no usage-metadata scaling)."""
+
+    def __init__(self, chars_per_token: float = 4.0) -> None:
+        if chars_per_token <= 0:
+            raise ValueError(f"`chars_per_token` must be greater than 0, got {chars_per_token}.")
+        self.chars_per_token = float(chars_per_token)
+        self.spec = "langchain" if self.chars_per_token == 4.0 else f"langchain:{self.chars_per_token:g}"
+        self._cache = _IdCache()
+
+    def _share(self, message: Message) -> float:
+        return self._cache.get(message, lambda m: approximate_tokens(m, self.chars_per_token))
+
+    def count_one(self, message: Message) -> int:
+        return math.ceil(self._share(message))
+
+    def count(self, messages: Sequence[Message], tools: Sequence[ToolSchema] = ()) -> int:
+        return math.ceil(sum(self._share(m) for m in messages))
+
+    def tally(self, messages: Sequence[Message] = (), tools: Sequence[ToolSchema] = ()) -> Tally:
+        tally = _LangchainTally(self)
+        for m in messages:
+            tally.append(m)
+        return tally
+
+
+class _LangchainTally(Tally):
+    __slots__ = ("_counter", "_total")
+
+    def __init__(self, counter: LangchainCounter) -> None:
+        self._counter = counter
+        self._total = 0.0
+
+    def append(self, message: Message) -> None:
+        self._total += self._counter._share(message)
+
+    def value(self, with_tools: bool = True) -> int:
+        return math.ceil(self._total)

@@ -1,0 +1,285 @@
+"""Anthropic Messages API context management, re-created from the behaviour spec (docs + SDK types).
+
+Context editing (``context_management.edits``) runs server-side before the prompt reaches the model, on the full
+history the client sends every time: it is a projection recomputed each call, nothing is persisted. Server-side
+compaction (``compact_20260112``) is different: the client appends the returned compaction block to its history,
+and the API drops everything before that block on later requests, so its effect persists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from ..conversation import Message
+from ..history import Entry, inserted
+from .base import SUMMARIZER_PARAMS, Param, RunContext, Runner, StrategyInfo, register
+from .history_runner import (
+    Decision,
+    HistoryRunner,
+    call_positions,
+    leading_system,
+    plural,
+    with_cleared_inputs,
+    with_result_text,
+)
+
+DOCS_EDITING = "https://docs.claude.com/en/docs/build-with-claude/context-editing"
+DOCS_COMPACTION = "https://docs.claude.com/en/docs/build-with-claude/compaction"
+#: Anthropic does not document the text that replaces a cleared tool result; this stand-in is ours, marked as such.
+CLEARED_RESULT_STAND_IN = "[tool result cleared by clear_tool_uses_20250919 — Compaction Lab stand-in text]"
+TRIGGER_TYPES = ("input_tokens", "tool_uses")
+COMPACTION_MINIMUM_TRIGGER = 50_000
+
+
+# ------------------------------------------------------------------------------------------ clear_tool_uses
+def parse_clear_tool_inputs(value: Any) -> bool | frozenset[str]:
+    """``clear_tool_inputs``: ``true``/``false``, or a comma-separated list of tool names whose inputs are cleared."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (list, tuple, frozenset, set)):
+        return frozenset(str(v) for v in value)
+    text = str(value).strip()
+    if text.lower() in ("", "false", "0", "no", "off"):
+        return False
+    if text.lower() in ("true", "1", "yes", "on"):
+        return True
+    return frozenset(t.strip() for t in text.split(",") if t.strip())
+
+
+class ClearToolUses(HistoryRunner):
+    """``clear_tool_uses_20250919``: once the prompt exceeds the trigger, every tool result but those of the last
+    ``keep`` tool uses (oldest first, excluded tools skipped) is replaced by a placeholder, unless fewer than
+    ``clear_at_least`` tokens would be freed, in which case the edit is not applied at all."""
+
+    projects = True
+
+    def __init__(self, params: Mapping[str, Any], ctx: RunContext) -> None:
+        super().__init__(ctx)
+        self.trigger_type = params["trigger_type"]
+        if self.trigger_type not in TRIGGER_TYPES:
+            raise ValueError(f"trigger type must be one of {', '.join(TRIGGER_TYPES)}, got {self.trigger_type!r}")
+        self.trigger_value = int(params["trigger_value"])
+        self.keep = int(params["keep"])
+        self.clear_at_least = int(params["clear_at_least"])
+        if self.trigger_value < 1:
+            raise ValueError(f"trigger value must be at least 1, got {self.trigger_value}")
+        if self.keep < 0:
+            raise ValueError(f"keep (tool_uses) must be at least 0, got {self.keep}")
+        if self.clear_at_least < 0:
+            raise ValueError(f"clear_at_least (input_tokens) must be at least 0, got {self.clear_at_least}")
+        self.exclude_tools = frozenset(params["exclude_tools"])
+        self.clear_inputs = parse_clear_tool_inputs(params["clear_tool_inputs"])
+        self.placeholder = params["placeholder"]
+
+    def lines(self) -> dict[str, float]:
+        return {"trigger": self.trigger_value} if self.trigger_type == "input_tokens" else {}
+
+    def _clears_inputs_of(self, tool_name: str) -> bool:
+        return self.clear_inputs is True or (isinstance(self.clear_inputs, frozenset) and tool_name in self.clear_inputs)
+
+    def project(self, stored: list[Entry], tokens: int) -> Decision:
+        calls = call_positions(stored)
+        uses = [i for i, e in enumerate(stored) if e.message.tool_result is not None
+                and e.message.tool_result.call_id in calls]
+        if self.trigger_type == "input_tokens":
+            triggered = tokens > self.trigger_value
+        else:
+            triggered = sum(len(e.message.tool_calls) for e in stored) > self.trigger_value
+        if not triggered:
+            return Decision()
+        candidates = uses[: max(len(uses) - self.keep, 0)]
+        out = list(stored)
+        inputs_to_clear: dict[int, list[str]] = {}
+        cleared = 0
+        for i in candidates:
+            result = stored[i].message.tool_result
+            if result.tool_name in self.exclude_tools:
+                continue
+            out[i] = self.edited(stored[i], "cleared", lambda m: with_result_text(m, self.placeholder),
+                                 mark="placeholder")
+            cleared += 1
+            if self._clears_inputs_of(result.tool_name):
+                inputs_to_clear.setdefault(calls[result.call_id], []).append(result.call_id)
+        for position, ids in inputs_to_clear.items():
+            key = "inputs:" + ",".join(sorted(ids))
+            out[position] = self.edited(stored[position], key, lambda m, ids=ids: with_cleared_inputs(m, ids),
+                                        mark="inputs-cleared")
+        if not cleared:
+            return Decision(triggered=True, note="triggered; no tool use old enough to clear")
+        freed = tokens - self.count(out)
+        if freed < self.clear_at_least:
+            return Decision(triggered=True, note=f"not applied: clearing would free {freed:,} tokens, below "
+                                                 f"clear_at_least {self.clear_at_least:,}")
+        return Decision(out, True, f"cleared_tool_uses={cleared}, cleared_input_tokens={freed:,}")
+
+
+# ------------------------------------------------------------------------------------------ clear_thinking
+def parse_thinking_keep(value: Any) -> int | None:
+    """``keep``: a number of thinking turns, or ``all`` (returned as ``None``)."""
+    text = str(value).strip().lower()
+    if text == "all":
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        raise ValueError(f"keep must be a number of thinking turns or 'all', got {value!r}") from None
+    if n < 0:
+        raise ValueError(f"keep (thinking_turns) must be at least 0, got {n}")
+    return n
+
+
+class ClearThinking(HistoryRunner):
+    """``clear_thinking_20251015``: thinking blocks are removed from every assistant turn but the last ``keep``
+    turns that have thinking (``all`` keeps every one)."""
+
+    projects = True
+
+    def __init__(self, params: Mapping[str, Any], ctx: RunContext) -> None:
+        super().__init__(ctx)
+        self.keep = parse_thinking_keep(params["keep"])
+
+    def project(self, stored: list[Entry], tokens: int) -> Decision:
+        if self.keep is None:
+            return Decision()
+        thinking = [i for i, e in enumerate(stored) if e.message.role == "assistant" and e.message.reasoning]
+        older = thinking[: max(len(thinking) - self.keep, 0)]
+        if not older:
+            return Decision()
+        out = list(stored)
+        for i in older:
+            out[i] = self.edited(stored[i], "thinking", _without_thinking, mark="thinking-cleared")
+        return Decision(out, True, f"cleared_thinking_turns={len(older)}, cleared_input_tokens={tokens - self.count(out):,}")
+
+
+def _without_thinking(message: Message) -> Message:
+    return replace(message, reasoning=())
+
+
+# ------------------------------------------------------------------------------------------ compaction
+COMPACTION_INSTRUCTION = (
+    "Summarize this conversation so that the work can continue from the summary alone: the task and the user's "
+    "requirements, what has been done and found (files, commands, results, decisions), what is in progress and "
+    "what remains."
+)
+
+
+class Compact(HistoryRunner):
+    """``compact_20260112``: once the input exceeds the trigger the API summarizes the whole conversation into a
+    compaction block; the client appends it, and later requests drop every block before it."""
+
+    def __init__(self, params: Mapping[str, Any], ctx: RunContext) -> None:
+        super().__init__(ctx)
+        self.params = params
+        self.trigger = int(params["trigger"])
+        if self.trigger < COMPACTION_MINIMUM_TRIGGER:
+            raise ValueError(f"trigger must be at least {COMPACTION_MINIMUM_TRIGGER:,} input tokens, got "
+                             f"{self.trigger:,}")
+        self.instructions = params["instructions"] or COMPACTION_INSTRUCTION
+        self.pause = bool(params["pause_after_compaction"])
+
+    def lines(self) -> dict[str, float]:
+        return {"trigger": self.trigger}
+
+    def rewrite(self, stored: list[Entry], tokens: int) -> Decision:
+        if tokens <= self.trigger:
+            return Decision()
+        head = leading_system(stored)
+        covered = stored[head:]
+        if not covered:
+            return Decision(triggered=True, note="triggered; nothing to compact")
+        call = self.summarize(self.params, self.instructions, [e.message for e in covered])
+        block = Message("assistant", (call.text,), meta={"anthropic_block": "compaction"})
+        summary = inserted(block, "summary", covered, wrapper="compaction block", summarizer=call.backend,
+                           simulated=call.simulated)
+        how = ("paused after compaction: the compaction block was returned alone and the request re-sent"
+               if self.pause else "compacted and continued in the same request")
+        return Decision([*stored[:head], summary], True, f"{how}; {plural(len(covered), 'message')} before the "
+                        f"compaction block dropped", self.trigger, [call.usage()])
+
+
+# ------------------------------------------------------------------------------------------ registration
+def _build(cls):
+    def build(params: Mapping[str, Any], ctx: RunContext) -> Runner:
+        return cls(params, ctx)
+
+    return build
+
+
+register(
+    StrategyInfo(
+        name="anthropic.clear_tool_uses_20250919",
+        family="anthropic",
+        title="Anthropic · context editing: clear_tool_uses_20250919",
+        summary=(
+            "Server-side context editing, recomputed on the full history every call: once the prompt exceeds the "
+            "trigger, all tool results but the last `keep` tool uses are replaced by a placeholder (oldest first; "
+            "excluded tools kept), optionally with their inputs. If fewer than clear_at_least tokens would be freed "
+            "the edit is skipped entirely. Uses its own trigger; ignores compact_at/compact_to."
+        ),
+        params=(
+            Param("trigger_type", "choice", "input_tokens", "`trigger.type`: `input_tokens` (prompt size) or "
+                  "`tool_uses` (number of tool uses in the history).", choices=TRIGGER_TYPES),
+            Param("trigger_value", "int", 100_000, "`trigger.value`: the edit activates when the measure exceeds this.",
+                  minimum=1, maximum=10_000_000),
+            Param("keep", "int", 3, "`keep` (`tool_uses`): the most recent tool use/result pairs left intact; they "
+                  "are counted over all tools, excluded ones included.", minimum=0, maximum=1000),
+            Param("clear_at_least", "int", 0, "`clear_at_least` (`input_tokens`): if clearing would free fewer tokens "
+                  "than this, the edit is not applied at all (0: no minimum).", minimum=0, maximum=10_000_000),
+            Param("exclude_tools", "str_list", (), "`exclude_tools`: tool names whose results are never cleared."),
+            Param("clear_tool_inputs", "str", "false", "`clear_tool_inputs`: `true` to also clear the inputs of "
+                  "cleared tool uses, or a comma-separated list of tool names whose inputs are cleared."),
+            Param("placeholder", "str", CLEARED_RESULT_STAND_IN, "Text left in a cleared result. Anthropic does not "
+                  "document its placeholder text; the default is a stand-in of ours, marked as such.", advanced=True),
+        ),
+        build=_build(ClearToolUses),
+        policy="none",
+        docs_url=DOCS_EDITING,
+    )
+)
+
+register(
+    StrategyInfo(
+        name="anthropic.clear_thinking_20251015",
+        family="anthropic",
+        title="Anthropic · context editing: clear_thinking_20251015",
+        summary=(
+            "Server-side context editing, recomputed every call: thinking blocks are removed from all assistant "
+            "turns but the most recent `keep` turns with thinking. Always active (no trigger); ignores "
+            "compact_at/compact_to. Only counters that count reasoning (maf-*, langchain) show its effect."
+        ),
+        params=(
+            Param("keep", "str", "1", "`keep`: `thinking_turns` to keep (a number; 1 is the API default) or `all` "
+                  "to keep every thinking block."),
+        ),
+        build=_build(ClearThinking),
+        policy="none",
+        docs_url=DOCS_EDITING,
+    )
+)
+
+register(
+    StrategyInfo(
+        name="anthropic.compact_20260112",
+        family="anthropic",
+        title="Anthropic · server-side compaction: compact_20260112",
+        summary=(
+            "When the input exceeds the trigger, the API summarizes the whole conversation into a compaction block; "
+            "the client keeps it and later requests drop everything before it (the system prompt stays). Uses its "
+            "own trigger; ignores compact_at/compact_to."
+        ),
+        params=(
+            Param("trigger", "int", 150_000, "`trigger` (`input_tokens`): compaction runs when the input exceeds it "
+                  "(the API's minimum is 50,000).", minimum=COMPACTION_MINIMUM_TRIGGER, maximum=10_000_000),
+            Param("instructions", "str", "", "`instructions`: summarization instructions used instead of the default "
+                  "prompt (empty: the default)."),
+            Param("pause_after_compaction", "bool", False, "`pause_after_compaction`: the response stops after the "
+                  "compaction block and the client sends the request again (the note says which happened)."),
+            *SUMMARIZER_PARAMS,
+        ),
+        build=_build(Compact),
+        policy="none",
+        docs_url=DOCS_COMPACTION,
+    )
+)

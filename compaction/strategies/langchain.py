@@ -1,0 +1,519 @@
+"""LangChain v1 agent middleware: ``SummarizationMiddleware`` and ``ContextEditingMiddleware`` + ``ClearToolUsesEdit``.
+
+The agent's system prompt is not part of the middleware's ``messages`` (LangChain passes it separately), so the
+leading system messages of a log are treated as that prompt: always sent, never summarized or counted by the
+middleware's triggers. Unless the run picks another counter, both strategies count with LangChain's own
+``count_tokens_approximately`` (counter ``langchain``).
+
+LangChain tunes its default counter with the last AI message's reported usage (and uses 3.3 characters per token
+for Anthropic models); a replay has no such usage for the compacted run, so the plain count is used (pick counter
+``langchain:3.3`` for the Anthropic tuning). For the same reason the ``tokens`` clause's alternative — the last AI
+message's reported total at or above the threshold — does not apply.
+
+``SummarizationMiddleware`` rewrites the agent state (persisted). ``ContextEditingMiddleware`` edits a copy of the
+messages for each model request — a projection, as langchain 1.5.2 does it (observed): the state keeps the
+originals, so every call starts again from the full history.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..conversation import Message, ToolResult
+from ..history import Entry, inserted
+from ..langchain_counter import langchain_content
+from .base import SUMMARIZER_PARAMS, Param, RunContext, Runner, StrategyInfo, register
+from .history_runner import (
+    Decision,
+    HistoryRunner,
+    counter_or,
+    leading_system,
+    plural,
+    with_cleared_inputs,
+    with_result_text,
+)
+
+DOCS_SUMMARY = ("https://github.com/langchain-ai/langchain/blob/master/libs/langchain_v1/langchain/agents/middleware/"
+                "summarization.py")
+DOCS_EDITING = ("https://github.com/langchain-ai/langchain/blob/master/libs/langchain_v1/langchain/agents/middleware/"
+                "context_editing.py")
+SUMMARY_PREFIX = "Here is a summary of the conversation to date:\n\n"
+NO_HISTORY = "No previous conversation history."
+TOO_LONG = "Previous conversation was too long to summarize."
+CLEARED_PLACEHOLDER = "[cleared]"
+CONTEXT_KINDS = ("tokens", "messages", "fraction")
+DEFAULT_SUMMARY_PROMPT = (
+    "You are a context-extraction assistant. The conversation below is about to be cut from an agent's working "
+    "memory; extract what the agent needs to carry on, under the headings SESSION INTENT, SUMMARY, ARTIFACTS and "
+    "NEXT STEPS. Answer with the extracted context only.\n\n<messages>\n{messages}\n</messages>"
+)
+
+
+# ------------------------------------------------------------------------------------------------ context sizes
+@dataclass(frozen=True)
+class ContextSize:
+    """One ``(kind, value)`` pair: ``("tokens", 4000)``, ``("messages", 50)``, ``("fraction", 0.8)``."""
+
+    kind: str
+    value: float
+
+    def __str__(self) -> str:
+        return f"{self.kind}={self.value:g}"
+
+
+_CLAUSE_ITEM = re.compile(r"^\s*([A-Za-z_]+)\s*(>=|=|:)\s*([^\s&|]+)\s*$")
+
+
+def parse_context_size(text: str, parameter: str) -> ContextSize:
+    """``kind=value`` (also ``kind>=value`` / ``kind:value``), validated as LangChain validates a ContextSize."""
+    match = _CLAUSE_ITEM.match(text)
+    if not match:
+        raise ValueError(f"{parameter} {text!r}: expected `tokens>=N`, `messages>=N` or `fraction>=F`")
+    kind, raw = match.group(1).lower(), match.group(3)
+    if kind not in CONTEXT_KINDS:
+        raise ValueError(f"Unsupported context size type {kind} for {parameter}.")
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{parameter} {text!r}: {raw!r} is not a number") from None
+    if kind == "fraction":
+        if not 0 < value <= 1:
+            raise ValueError(f"Fractional {parameter} values must be between 0 and 1, got {value:g}.")
+    else:
+        if value != int(value):
+            raise ValueError(f"{parameter} {text!r}: {kind} must be a whole number, got {raw}")
+        if value <= 0:
+            raise ValueError(f"{parameter} thresholds must be greater than 0, got {value:g}.")
+        value = int(value)
+    return ContextSize(kind, value)
+
+
+def parse_trigger(text: str) -> tuple[dict[str, ContextSize], ...]:
+    """The trigger encoding: clauses joined by ``|`` (any clause), items in a clause joined by ``&`` (all items).
+    ``""`` / ``none`` is LangChain's ``trigger=None``: never summarize."""
+    text = (text or "").strip()
+    if text.lower() in ("", "none"):
+        return ()
+    clauses = []
+    for clause_text in text.split("|"):
+        clause: dict[str, ContextSize] = {}
+        for item in clause_text.split("&"):
+            size = parse_context_size(item, "trigger")
+            if size.kind in clause:
+                raise ValueError(f"trigger clause {clause_text.strip()!r} names {size.kind!r} twice")
+            clause[size.kind] = size
+        clauses.append(clause)
+    return tuple(clauses)
+
+
+def fraction_tokens(window: int, fraction: float) -> int:
+    """``int(max_input_tokens * fraction)``, at least 1."""
+    return max(int(window * fraction), 1)
+
+
+# ------------------------------------------------------------------------------------------------ message kinds
+def is_human(m: Message) -> bool:
+    return m.role == "user"
+
+
+def is_tool(m: Message) -> bool:
+    return m.tool_result is not None
+
+
+def safe_cutoff(messages: Sequence[Message], cutoff: int) -> int:
+    """Move a cutoff that lands on tool messages back to the AI message that made those calls, or, if there is
+    none, forward past the tool messages."""
+    if cutoff >= len(messages) or not is_tool(messages[cutoff]):
+        return cutoff
+    ids: set[str] = set()
+    end = cutoff
+    while end < len(messages) and is_tool(messages[end]):
+        if messages[end].tool_result.call_id:
+            ids.add(messages[end].tool_result.call_id)
+        end += 1
+    for i in range(cutoff - 1, -1, -1):
+        m = messages[i]
+        if m.role == "assistant" and m.tool_calls and ids & {c.id for c in m.tool_calls if c.id}:
+            return i
+    return end
+
+
+# ------------------------------------------------------------------------------------------------ trim_messages
+def _split_lines(text: str) -> list[str]:
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + parts[-1:]
+
+
+def _blocks(m: Message) -> list[tuple[str, Any]]:
+    if m.tool_result is not None:
+        parts = m.tool_result.result
+        return [("part", p) for p in ((parts,) if isinstance(parts, str) else parts)]
+    return [("reasoning", r) for r in m.reasoning] + [("text", t) for t in m.texts] + \
+        [("image", i) for i in m.images] + [("file", f) for f in m.files]
+
+
+def _from_blocks(m: Message, blocks: Sequence[tuple[str, Any]]) -> Message:
+    if m.tool_result is not None:
+        parts = tuple(v for _, v in blocks)
+        return replace(m, tool_result=ToolResult(m.tool_result.origin, parts, m.tool_result.error))
+    pick = lambda kind: tuple(v for k, v in blocks if k == kind)  # noqa: E731
+    return replace(m, reasoning=pick("reasoning"), texts=pick("text"), images=pick("image"), files=pick("file"))
+
+
+def _with_content_text(m: Message, text: str) -> Message:
+    if m.tool_result is not None:
+        return with_result_text(m, text)
+    return replace(m, texts=(text,), reasoning=(), images=(), files=())
+
+
+def _partial_from_end(m: Message, base: int, budget: int, count: Callable[[Sequence[Message]], int]) -> Message | None:
+    """The largest tail of ``m`` (content blocks, else lines of its first text) that fits beside ``base`` tokens."""
+    content = langchain_content(m)
+    if isinstance(content, list):
+        blocks = _blocks(m)
+        for drop in range(1, len(blocks)):
+            candidate = _from_blocks(m, blocks[drop:])
+            if base + count([candidate]) <= budget:
+                return candidate
+        text = next((v for k, v in blocks if k in ("text", "part") and isinstance(v, str)), None)
+    else:
+        text = content
+    if not text:
+        return None
+    splits = list(reversed(_split_lines(text)))
+    lo, hi = 0, len(splits)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if base + count([_with_content_text(m, "".join(reversed(splits[:mid])))]) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return _with_content_text(m, "".join(reversed(splits[:lo]))) if lo else None
+
+
+def trim_last(messages: Sequence[Message], max_tokens: int, count: Callable[[Sequence[Message]], int]
+              ) -> tuple[list[int], dict[int, Message]]:
+    """``trim_messages(strategy="last", allow_partial=True, start_on="human", include_system=True)``.
+
+    Returns the kept positions (chronological) and, for a partially kept message, its trimmed copy.
+    """
+    positions = list(range(len(messages)))
+    system = positions[0] if positions and messages[0].role == "system" else None
+    rest = positions[1:] if system is not None else positions
+    budget = max(0, max_tokens - count([messages[system]])) if system is not None else max_tokens
+    reversed_rest = rest[::-1]
+    partial: dict[int, Message] = {}
+    if count([messages[i] for i in reversed_rest]) <= budget:
+        kept = reversed_rest
+    else:
+        lo, hi = 0, len(reversed_rest)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if count([messages[i] for i in reversed_rest[:mid]]) <= budget:
+                lo = mid
+            else:
+                hi = mid - 1
+        kept = reversed_rest[:lo]
+        if lo < len(reversed_rest):
+            nxt = reversed_rest[lo]
+            base = count([messages[i] for i in kept])
+            piece = _partial_from_end(messages[nxt], base, budget, count)
+            if piece is not None:
+                partial[nxt] = piece
+                kept = [*kept, nxt]
+    while kept and not is_human(partial.get(kept[-1], messages[kept[-1]])):
+        partial.pop(kept[-1], None)
+        kept = kept[:-1]
+    chronological = kept[::-1]
+    return ([system] if system is not None else []) + chronological, partial
+
+
+# ------------------------------------------------------------------------------------------------ summarization
+class SummarizationRunner(HistoryRunner):
+    """``SummarizationMiddleware.before_model``: trigger clauses, a ``keep`` cutoff made safe for tool pairs, a
+    summary of the trimmed prefix, and the state rebuilt as [summary human message] + preserved messages."""
+
+    def __init__(self, params: Mapping[str, Any], ctx: RunContext) -> None:
+        super().__init__(ctx, counter_or(ctx, "langchain"), count_tools=False)
+        self.params = params
+        self.trigger = parse_trigger(params["trigger"])
+        self.keep = parse_context_size(params["keep"], "keep")
+        trim = int(params["trim_tokens_to_summarize"])
+        if trim < 0:
+            raise ValueError(f"trim_tokens_to_summarize must be at least 0 (0: no trimming), got {trim}")
+        self.trim = trim or None
+        failures, ceiling = int(params["max_consecutive_summary_failures"]), int(params["hard_token_ceiling"])
+        if failures < 0:
+            raise ValueError(f"max_consecutive_summary_failures must be at least 1 (0: no limit), got {failures}")
+        if ceiling < 0:
+            raise ValueError(f"hard_token_ceiling must be at least 1 (0: none), got {ceiling}")
+        self.max_failures, self.ceiling = failures or None, ceiling or None
+        self.prompt = params["summary_prompt"]
+        self.failures = 0
+
+    def lines(self) -> dict[str, float]:
+        tokens = [self._threshold(s) for clause in self.trigger for s in clause.values() if s.kind != "messages"]
+        return {"trigger": min(tokens)} if tokens else {}
+
+    def _threshold(self, size: ContextSize) -> int:
+        return int(size.value) if size.kind == "tokens" else fraction_tokens(self.ctx.context_window, size.value)
+
+    def _count(self, messages: Sequence[Message]) -> int:
+        return self.counter.count(messages)
+
+    def should_summarize(self, messages: Sequence[Message], tokens: int) -> bool:
+        for clause in self.trigger:
+            if all(len(messages) >= s.value if s.kind == "messages" else tokens >= self._threshold(s)
+                   for s in clause.values()):
+                return True
+        return False
+
+    def cutoff(self, messages: Sequence[Message]) -> int:
+        if self.keep.kind == "messages":
+            if len(messages) <= self.keep.value:
+                return 0
+            return safe_cutoff(messages, len(messages) - int(self.keep.value))
+        target = max(self._threshold(self.keep), 1)
+        if self._count(messages) <= target:
+            return 0
+        lo, hi = 0, len(messages)
+        candidate = len(messages)
+        for _ in range(len(messages).bit_length() + 1):
+            if lo >= hi:
+                break
+            mid = (lo + hi) // 2
+            if self._count(messages[mid:]) <= target:
+                candidate, hi = mid, mid
+            else:
+                lo = mid + 1
+        if candidate == len(messages):
+            candidate = lo
+        if candidate >= len(messages):
+            if len(messages) == 1:
+                return 0
+            candidate = len(messages) - 1
+        return safe_cutoff(messages, candidate)
+
+    def rewrite(self, stored: list[Entry], tokens: int) -> Decision:
+        head = leading_system(stored)
+        state = stored[head:]
+        messages = [e.message for e in state]
+        state_tokens = self._count(messages)
+        if not self.should_summarize(messages, state_tokens):
+            return Decision()
+        cut = self.cutoff(messages)
+        if cut <= 0:
+            return Decision(triggered=True, note="triggered; cutoff 0: nothing to summarize")
+        covered = state[:cut]
+        try:
+            text, seen, partial, calls = self._summary(covered)
+        except Exception as exc:  # the summarizer backend failed: LangChain counts failures, then gives up
+            self.failures += 1
+            if (self.max_failures is not None and self.failures >= self.max_failures) or \
+                    (self.ceiling is not None and state_tokens >= self.ceiling):
+                raise RuntimeError(f"SummarizationFailedError after {self.failures} failure(s): {exc}") from exc
+            return Decision(triggered=True, note=f"summary failed ({exc}); skipped this turn")
+        self.failures = 0
+        unseen = _unseen(covered, seen)
+        summary = inserted(Message("user", (SUMMARY_PREFIX + text,), meta={"lc_source": "summarization"}), "summary",
+                           covered, unseen=unseen, partial=[covered[i].origin for i in partial
+                                                            if covered[i].origin is not None])
+        note = f"summarized {plural(cut, 'message')}, kept {plural(len(state) - cut, 'message')}"
+        if unseen:
+            note += f"; the summarizer never saw {plural(len(unseen), 'original')} (trim_tokens_to_summarize)"
+        return Decision([*stored[:head], summary, *state[cut:]], True, note, model_calls=calls)
+
+    def _summary(self, covered: Sequence[Entry]) -> tuple[str, set[int], dict[int, Message], list[dict[str, int]]]:
+        """(summary text, positions seen, partial copies, model calls) for the covered prefix."""
+        messages = [e.message for e in covered]
+        if not messages:
+            return NO_HISTORY, set(), {}, []
+        if self.trim is None:
+            positions, partial = list(range(len(messages))), {}
+        else:
+            positions, partial = trim_last(messages, self.trim, self._count)
+        if not positions:
+            return TOO_LONG, set(), {}, []
+        shown = [partial.get(i, messages[i]) for i in positions]
+        instruction = self.prompt.replace("{messages}", "").strip()
+        call = self.summarize(self.params, instruction, shown)
+        return call.text.strip(), set(positions), partial, [call.usage()]
+
+
+def _unseen(covered: Sequence[Entry], seen: set[int]) -> list[int]:
+    """Originals the summarizer never saw: covered originals left out by the trim, everything an unseen earlier
+    summary stood for, and what earlier summaries had already never seen."""
+    out: dict[int, None] = {}
+    for i, e in enumerate(covered):
+        if i in seen:
+            for o in e.info.get("unseen", ()):
+                out[o] = None
+        elif e.inserted is None and e.origin is not None:
+            out[e.origin] = None
+        else:
+            for o in e.represents:
+                out[o] = None
+    return list(out)
+
+
+# ------------------------------------------------------------------------------------------------ context editing
+class ClearToolUsesRunner(HistoryRunner):
+    """``ContextEditingMiddleware([ClearToolUsesEdit(...)])`` applied to each model request."""
+
+    projects = True
+
+    def __init__(self, params: Mapping[str, Any], ctx: RunContext) -> None:
+        counter = counter_or(ctx, "langchain")
+        self.model_count = params["token_count_method"] == "model"
+        super().__init__(ctx, counter, count_tools=self.model_count)
+        self.trigger = int(params["trigger"])
+        self.clear_at_least = int(params["clear_at_least"])
+        self.keep = int(params["keep"])
+        if self.keep < 0:
+            raise ValueError(f"keep must be at least 0, got {self.keep}")
+        self.clear_inputs = bool(params["clear_tool_inputs"])
+        self.exclude_tools = frozenset(params["exclude_tools"])
+        self.placeholder = params["placeholder"]
+
+    def lines(self) -> dict[str, float]:
+        return {"trigger": self.trigger}
+
+    def _request_count(self, head: Sequence[Entry], state: Sequence[Entry]) -> int:
+        """``approximate``: the messages alone; ``model``: system prompt + messages + tool schemas."""
+        counted = [*head, *state] if self.model_count else state
+        return self.counter.count([e.message for e in counted], self.tools)
+
+    def project(self, stored: list[Entry], tokens: int) -> Decision:
+        head_n = leading_system(stored)
+        head, state = stored[:head_n], list(stored[head_n:])
+        before = self._request_count(head, state)
+        if before <= self.trigger:
+            return Decision()
+        candidates = [i for i, e in enumerate(state) if is_tool(e.message)]
+        candidates = [] if self.keep >= len(candidates) else candidates[: len(candidates) - self.keep] \
+            if self.keep else candidates
+        original = list(state)
+        cleared_inputs: dict[int, list[str]] = {}
+        cleared = 0
+        for i in candidates:
+            message = state[i].message
+            if _editing_state(message).get("cleared"):
+                continue
+            ai = next((j for j in range(i - 1, -1, -1) if state[j].message.role == "assistant"), None)
+            if ai is None:
+                continue
+            result = message.tool_result
+            call = next((c for c in state[ai].message.tool_calls if c.id == result.call_id), None)
+            if call is None:
+                continue
+            if (message.name or call.name) in self.exclude_tools:
+                continue
+            state[i] = self.edited(original[i], "cleared", self._clear, mark="placeholder")
+            cleared += 1
+            if self.clear_inputs:
+                ids = cleared_inputs.setdefault(ai, [])
+                ids.append(result.call_id)
+                state[ai] = self.edited(original[ai], "inputs:" + ",".join(sorted(ids)),
+                                        lambda m, ids=tuple(ids): _clear_inputs(m, ids), mark="inputs-cleared")
+            if self.clear_at_least > 0 and before - self._request_count(head, state) >= self.clear_at_least:
+                break
+        if not cleared:
+            return Decision(triggered=True, note="triggered; no tool result may be cleared")
+        freed = before - self._request_count(head, state)
+        return Decision([*head, *state], True, f"cleared {plural(cleared, 'tool result')} ({freed:,} tokens)")
+
+    def _clear(self, message: Message) -> Message:
+        edited = with_result_text(message, self.placeholder)
+        return edited.with_meta(context_editing={**_editing_state(message), "cleared": True,
+                                                 "strategy": "clear_tool_uses"})
+
+
+def _editing_state(message: Message) -> dict[str, Any]:
+    """The message's ``context_editing`` metadata (a log may carry anything there: non-mappings count as none)."""
+    state = message.meta.get("context_editing")
+    return dict(state) if isinstance(state, Mapping) else {}
+
+
+def _clear_inputs(message: Message, ids: Sequence[str]) -> Message:
+    state = _editing_state(message)
+    state["cleared_tool_inputs"] = sorted(set(state.get("cleared_tool_inputs", ())) | set(ids))
+    return with_cleared_inputs(message, ids, context_editing=state)
+
+
+# ------------------------------------------------------------------------------------------------ registration
+def _build(cls):
+    def build(params: Mapping[str, Any], ctx: RunContext) -> Runner:
+        return cls(params, ctx)
+
+    return build
+
+
+register(
+    StrategyInfo(
+        name="langchain.summarization",
+        family="langchain",
+        title="LangChain · SummarizationMiddleware",
+        summary=(
+            "Before each model call, when a trigger clause holds, the older messages are replaced by one human "
+            "message 'Here is a summary of the conversation to date:' and the most recent `keep` messages stay "
+            "(the cut never separates a tool call from its results). Only the last trim_tokens_to_summarize tokens of "
+            "the replaced part reach the summarizer. Default trigger: none (never summarizes). The system prompt is "
+            "not part of the middleware's messages. Uses its own trigger; ignores compact_at/compact_to; `fraction` "
+            "is relative to context_window."
+        ),
+        params=(
+            Param("trigger", "str", "", "`trigger`: clauses such as `tokens>=4000`, `messages>=50|fraction>=0.8` "
+                  "(`|`: any clause, `&`: all items of a clause). Empty = None: never summarizes."),
+            Param("keep", "str", "messages=20", "`keep`: what stays verbatim — `messages=N`, `tokens=N` or "
+                  "`fraction=F` (of context_window)."),
+            Param("trim_tokens_to_summarize", "int", 4000, "`trim_tokens_to_summarize`: the summarizer only sees the "
+                  "most recent this-many tokens of the replaced part, starting at a human message (0: None, no trim).",
+                  minimum=0, maximum=1_000_000),
+            Param("max_consecutive_summary_failures", "int", 3, "`max_consecutive_summary_failures`: failed summaries "
+                  "in a row before the run stops (0: None, no limit).", minimum=0, maximum=100, advanced=True),
+            Param("hard_token_ceiling", "int", 0, "`hard_token_ceiling`: a failed summary stops the run once the "
+                  "messages reach this many tokens (0: None).", minimum=0, maximum=10_000_000, advanced=True),
+            Param("summary_prompt", "str", DEFAULT_SUMMARY_PROMPT, "`summary_prompt`: the summarizer prompt; "
+                  "`{messages}` marks where the messages go.", advanced=True),
+            *SUMMARIZER_PARAMS,
+        ),
+        build=_build(SummarizationRunner),
+        policy="none",
+        docs_url=DOCS_SUMMARY,
+    )
+)
+
+register(
+    StrategyInfo(
+        name="langchain.context_editing",
+        family="langchain",
+        title="LangChain · ContextEditingMiddleware + ClearToolUsesEdit",
+        summary=(
+            "Each model request, when the messages exceed `trigger` tokens, tool results older than the last `keep` "
+            "are replaced by `[cleared]`, oldest first — all of them, or until clear_at_least tokens are freed. A "
+            "result is only cleared when the nearest AI message before it made its call. Applied to a copy of the "
+            "messages (projection). Uses its own trigger; ignores compact_at/compact_to."
+        ),
+        params=(
+            Param("trigger", "int", 100_000, "`trigger`: the edit runs when the messages exceed this many tokens.",
+                  minimum=0, maximum=10_000_000),
+            Param("clear_at_least", "int", 0, "`clear_at_least`: stop clearing once this many tokens are freed "
+                  "(0: clear every candidate).", minimum=0, maximum=10_000_000),
+            Param("keep", "int", 3, "`keep`: the most recent tool results never cleared (excluded tools count too).",
+                  minimum=0, maximum=1000),
+            Param("clear_tool_inputs", "bool", False, "`clear_tool_inputs`: also empty the arguments of the calls "
+                  "whose results are cleared."),
+            Param("exclude_tools", "str_list", (), "`exclude_tools`: tool names whose results are never cleared."),
+            Param("placeholder", "str", CLEARED_PLACEHOLDER, "`placeholder`: text left in a cleared result."),
+            Param("token_count_method", "choice", "approximate", "`token_count_method`: `approximate` counts the "
+                  "messages; `model` counts system prompt, messages and tool schemas.", choices=("approximate", "model"),
+                  advanced=True),
+        ),
+        build=_build(ClearToolUsesRunner),
+        policy="none",
+        docs_url=DOCS_EDITING,
+    )
+)

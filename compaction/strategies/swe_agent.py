@@ -1,0 +1,251 @@
+"""SWE-agent history processors and the "Complexity Trap" paper setups (Lindenbauer et al., arXiv 2508.21433).
+
+``LastNObservations`` runs over the full trajectory before every query (a projection): observations older than the
+last ``n`` are replaced by ``Old environment output: (<L> lines omitted)``; the first observation — SWE-agent's
+instance prompt — is never elided; actions and reasoning stay. The paper's LLM-Summary setup summarizes all but the
+last M turns every N turns (persisted, like OpenHands condensation), and its Hybrid setup masks on top of that.
+
+Observations are tool results and user messages whose meta has ``message_type == "observation"`` (SWE-agent's own
+label, kept by its trajectories). A log without the labels has no instance-prompt observation, so its first user
+message (the task) stands in for it; in an unlabelled text-action log (no tool results at all) every user message
+is an observation, as SWE-agent feeds environment output back as user turns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..conversation import Image, Message
+from ..history import Entry, inserted
+from .base import SUMMARIZER_PARAMS, Param, RunContext, Runner, StrategyInfo, register
+from .history_runner import Decision, HistoryRunner, leading_system, plural, text_of, with_text
+
+DOCS = "https://github.com/SWE-agent/SWE-agent/blob/main/sweagent/agent/history_processors.py"
+PAPER = "https://arxiv.org/abs/2508.21433"
+REMOVE_TAG = "remove_output"
+KEEP_TAG = "keep_output"
+SUMMARY_INSTRUCTION = (
+    "You maintain the memory of a software-engineering agent working on a repository task. Summarize the turns "
+    "below (and any previous summary) so the agent can continue: the task, files inspected and edited, commands "
+    "run and their outcomes, test status, and the next steps."
+)
+
+
+# ------------------------------------------------------------------------------------------------ observations
+def has_swe_labels(entries: Sequence[Entry]) -> bool:
+    return any("message_type" in e.message.meta for e in entries)
+
+
+def observation_positions(entries: Sequence[Entry]) -> list[int]:
+    """Positions of the observations (demonstrations excluded), in order.
+
+    With SWE-agent's ``message_type`` labels, the labels decide (tool results count too). Without them: in a log
+    with tool results, those are the observations, led by the first user message (the task); in a text-action log
+    (no tool results at all) every user message is one, as SWE-agent feeds environment output back as user turns.
+    """
+    labelled = has_swe_labels(entries)
+    text_actions = not labelled and not any(e.message.tool_result is not None for e in entries)
+    out: list[int] = []
+    task_seen = labelled
+    for i, e in enumerate(entries):
+        m = e.message
+        if e.inserted is not None or m.meta.get("is_demo"):
+            continue
+        if m.tool_result is not None or m.meta.get("message_type") == "observation":
+            out.append(i)
+        elif m.role == "user" and (text_actions or not task_seen):
+            out.append(i)
+            task_seen = True
+    return out
+
+
+def elided_text(message: Message) -> str:
+    """``Old environment output: (<L> lines omitted)`` plus `` (<I> images omitted)`` when it had images."""
+    lines = len(text_of(message).splitlines())
+    images = len(message.images)
+    if message.tool_result is not None and not isinstance(message.tool_result.result, str):
+        images += sum(isinstance(p, Image) for p in message.tool_result.result)
+    text = f"Old environment output: ({lines} lines omitted)"
+    return text + (f" ({images} images omitted)" if images else "")
+
+
+def _tags(message: Message) -> set[str]:
+    tags = message.meta.get("tags") or ()
+    return {str(t) for t in tags} if isinstance(tags, (list, tuple, set, frozenset)) else {str(tags)}
+
+
+class LastNObservations:
+    """``LastNObservations(n, polling, always_remove_output_for_tags, always_keep_output_for_tags)``."""
+
+    def __init__(self, n: int, polling: int = 1, remove_tags: Sequence[str] = (REMOVE_TAG,),
+                 keep_tags: Sequence[str] = (KEEP_TAG,)) -> None:
+        if n <= 0:
+            raise ValueError(f"n must be a positive integer, got {n}")
+        if polling < 1:
+            raise ValueError(f"polling must be at least 1, got {polling}")
+        self.n, self.polling = n, polling
+        self.remove_tags, self.keep_tags = set(remove_tags), set(keep_tags)
+
+    def elided(self, entries: Sequence[Entry]) -> list[int]:
+        """Positions whose output is replaced."""
+        observations = observation_positions(entries)
+        last_removed = max(0, (len(observations) // self.polling) * self.polling - self.n)
+        omit = set(observations[1:last_removed])
+        out = []
+        for i in observations:
+            tags = _tags(entries[i].message)
+            if (i in omit and not tags & self.keep_tags) or tags & self.remove_tags:
+                out.append(i)
+        return out
+
+
+# ------------------------------------------------------------------------------------------------ summary
+def turn_starts(entries: Sequence[Entry], start: int) -> list[int]:
+    """Positions of the assistant messages from ``start`` on: each opens one turn (action + its observations)."""
+    return [i for i in range(start, len(entries)) if entries[i].message.role == "assistant"]
+
+
+class TurnSummary:
+    """The paper's LLM-Summary: once ``every_n_turns`` turns are in the history, all but the last
+    ``keep_last_m_turns`` turns (and the previous summary) are replaced by one summary after the task."""
+
+    def __init__(self, every_n_turns: int, keep_last_m_turns: int) -> None:
+        if keep_last_m_turns < 0:
+            raise ValueError(f"keep_last_m_turns must be at least 0, got {keep_last_m_turns}")
+        if every_n_turns <= keep_last_m_turns:
+            raise ValueError(f"summarize_every_n_turns ({every_n_turns}) must exceed keep_last_m_turns "
+                             f"({keep_last_m_turns}), or nothing would be summarized")
+        self.every_n, self.keep_m = every_n_turns, keep_last_m_turns
+
+    def apply(self, runner: HistoryRunner, params: Mapping[str, Any], stored: list[Entry]) -> Decision:
+        head = _head_length(stored)
+        starts = turn_starts(stored, head)
+        if len(starts) < self.every_n:
+            return Decision()
+        cut = starts[len(starts) - self.keep_m] if self.keep_m else len(stored)
+        covered = stored[head:cut]
+        call = runner.summarize(params, SUMMARY_INSTRUCTION, [e.message for e in covered])
+        summary = inserted(Message("user", (call.text,), meta={"swe_agent": "summary"}), "summary", covered,
+                           summarizer=call.backend, simulated=call.simulated)
+        return Decision([*stored[:head], summary, *stored[cut:]], True,
+                        f"summarized {plural(len(starts) - self.keep_m, 'turn')}, kept the last {self.keep_m}",
+                        model_calls=[call.usage()])
+
+
+def _head_length(entries: Sequence[Entry]) -> int:
+    """System prompt plus the task (the first user message), which summaries never cover."""
+    head = leading_system(entries)
+    while head < len(entries) and entries[head].message.role == "user" and entries[head].inserted is None:
+        head += 1
+    return head
+
+
+# ------------------------------------------------------------------------------------------------ runner
+class SweAgentRunner(HistoryRunner):
+    """Masking as a projection, a persisted turn summary, or both (the paper's hybrid)."""
+
+    def __init__(self, params: Mapping[str, Any], ctx: RunContext, masking: LastNObservations | None,
+                 summary: TurnSummary | None) -> None:
+        self.projects = masking is not None
+        super().__init__(ctx)
+        self.params, self.masking, self.summary = params, masking, summary
+
+    def rewrite(self, stored: list[Entry], tokens: int) -> Decision:
+        return self.summary.apply(self, self.params, stored) if self.summary is not None else Decision()
+
+    def project(self, stored: list[Entry], tokens: int) -> Decision:
+        positions = self.masking.elided(stored)
+        if not positions:
+            return Decision()
+        out = list(stored)
+        for i in positions:
+            out[i] = self.edited(stored[i], "masked", lambda m: with_text(m, elided_text(m)), mark="masked")
+        return Decision(out, True, f"{plural(len(positions), 'observation')} elided")
+
+
+def _masking(p: Mapping[str, Any]) -> LastNObservations:
+    return LastNObservations(int(p["n"]), int(p["polling"]), p["always_remove_output_for_tags"],
+                             p["always_keep_output_for_tags"])
+
+
+def _summary(p: Mapping[str, Any]) -> TurnSummary:
+    return TurnSummary(int(p["summarize_every_n_turns"]), int(p["keep_last_m_turns"]))
+
+
+MASKING_PARAMS = (
+    Param("n", "int", 10, "`n`: observations kept in full (SWE-agent requires it; 10 is the paper's masking setup).",
+          minimum=1, maximum=1000),
+    Param("polling", "int", 1, "`polling`: the masked range only advances every `polling` observations (keeps the "
+          "prompt prefix stable for caching).", minimum=1, maximum=100),
+    Param("always_remove_output_for_tags", "str_list", (REMOVE_TAG,), "`always_remove_output_for_tags`: "
+          "observations with one of these meta `tags` are always elided.", advanced=True),
+    Param("always_keep_output_for_tags", "str_list", (KEEP_TAG,), "`always_keep_output_for_tags`: observations with "
+          "one of these meta `tags` are never elided by age.", advanced=True),
+)
+SUMMARY_PARAMS = (
+    Param("summarize_every_n_turns", "int", 21, "`summarize_every_n_turns` (N): summarize once this many turns are "
+          "in the history (paper: 21).", minimum=2, maximum=1000),
+    Param("keep_last_m_turns", "int", 10, "`keep_last_m_turns` (M): the most recent turns kept verbatim "
+          "(paper: 10).", minimum=0, maximum=1000),
+    *SUMMARIZER_PARAMS,
+)
+
+
+def _build(with_masking: bool, with_summary: bool):
+    def build(params: Mapping[str, Any], ctx: RunContext) -> Runner:
+        return SweAgentRunner(params, ctx, _masking(params) if with_masking else None,
+                              _summary(params) if with_summary else None)
+
+    return build
+
+
+register(
+    StrategyInfo(
+        name="swe_agent.last_n_observations",
+        family="swe_agent",
+        title="SWE-agent · LastNObservations (observation masking)",
+        summary=(
+            "Before every query, observations (tool results) older than the last n are replaced by `Old environment "
+            "output: (<L> lines omitted)`; the first observation (the task) is never elided and actions stay. The "
+            "paper's masking setup is n=10. Always on; ignores context_window/compact_at/compact_to."
+        ),
+        params=MASKING_PARAMS,
+        build=_build(True, False),
+        policy="none",
+        docs_url=DOCS,
+    )
+)
+
+register(
+    StrategyInfo(
+        name="swe_agent.llm_summary",
+        family="swe_agent",
+        title="SWE-agent · LLM-Summary (Complexity Trap paper)",
+        summary=(
+            "The paper's OpenHands-style summarizer in SWE-agent: every N=21 turns, all but the last M=10 turns "
+            "(and the previous summary) become one summary placed after the task; persisted. Turn-based; ignores "
+            "context_window/compact_at/compact_to."
+        ),
+        params=SUMMARY_PARAMS,
+        build=_build(False, True),
+        policy="none",
+        docs_url=PAPER,
+    )
+)
+
+register(
+    StrategyInfo(
+        name="swe_agent.hybrid",
+        family="swe_agent",
+        title="SWE-agent · Hybrid: LLM-Summary + masking (Complexity Trap paper)",
+        summary=(
+            "The paper's hybrid: the LLM-Summary (N=21, M=10) persists, and observation masking (n=10) is applied on "
+            "top before every query. Ignores context_window/compact_at/compact_to."
+        ),
+        params=(*MASKING_PARAMS, *SUMMARY_PARAMS),
+        build=_build(True, True),
+        policy="none",
+        docs_url=PAPER,
+    )
+)

@@ -1,0 +1,92 @@
+"""Cached heavy work: parsing a log, building a counter, replaying a setup, building chart specs.
+
+Parsed conversations and replays are cached as shared resources, keyed by the file's content hash and the frozen
+settings. They are not pickled copies (``st.cache_data``) on purpose: a conversation is immutable, and counters
+cache token counts per message *object*, so handing every rerun a fresh unpickled copy would recount everything and
+grow the counters' caches with each copy. A :class:`~compaction.replay.Replay` also holds its counter and strategy
+builder, which cannot be pickled. Both are read-only once built, so sharing them is safe.
+
+Chart specs are plain dicts (``st.cache_data``): building an Altair chart validates every encoding against the
+Vega-Lite schema, which would otherwise dominate the time of each click on the chart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+import compaction
+from compaction import charts, views
+from compaction.conversation import Conversation
+from compaction.replay import Replay
+from compaction.setups import Setup
+from compaction.tokens import CounterChoice
+from compaction.views import Run
+
+
+def digest(data: bytes) -> str:
+    """The cache key of a log's bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def parse_log(key: str, name: str, format: str | None, _data: bytes) -> list[Conversation]:
+    """Every conversation in a log (``key`` is the content hash of ``_data``). Raises ``LoadError``."""
+    return compaction.load_all_conversations(_data, format=format, name=name)
+
+
+@st.cache_resource(show_spinner=False)
+def counter(spec: str) -> CounterChoice:
+    """The counter for ``spec`` (falls back to approx with a notice when a tiktoken encoding is unavailable)."""
+    return compaction.resolve_counter(spec)
+
+
+@dataclass(frozen=True)
+class ReplayKey:
+    """Everything a replay depends on besides the conversation itself (hashable: the cache key)."""
+
+    source: str  # content hash + conversation id
+    strategy: str
+    params: tuple[tuple[str, Any], ...]
+    context_window: int
+    compact_at: float
+    compact_to: float
+    counter: str
+
+    def setup(self, label: str = "") -> Setup:
+        """The library's :class:`~compaction.setups.Setup` for this key (what the CLI and sweeps run too)."""
+        return Setup(self.strategy, dict(self.params), self.context_window, self.compact_at, self.compact_to,
+                     self.counter, label)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def run_replay(key: ReplayKey, _conversation: Conversation) -> Replay:
+    """Replay ``_conversation`` under the setup ``key`` describes. Raises ``ValueError`` for invalid settings."""
+    return key.setup().run(_conversation)
+
+
+#: identifies a set of replays shown together: ``((label, ReplayKey), …)``
+RunsKey = tuple[tuple[str, ReplayKey], ...]
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def tokens_chart_spec(key: RunsKey, colors: tuple[tuple[str, str], ...], context_window: int,
+                      _runs: Sequence[Run]) -> dict:
+    """The tokens chart of ``_runs`` as a Vega-Lite dict, without a selected step (added per click, cheaply)."""
+    return charts.tokens_chart(
+        views.step_series(_runs),
+        views.compaction_events(_runs),
+        views.threshold_rules(_runs, context_window),
+        colors=dict(colors),
+    ).to_dict()
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def context_strip_spec(key: RunsKey, step: int, _strip: pd.DataFrame, labels: tuple[str, ...]) -> dict:
+    """The fate strip of one step as a Vega-Lite dict."""
+    return charts.context_strip_chart(_strip, labels).to_dict()

@@ -1,0 +1,175 @@
+"""Side by side: what each setup sends at one LLM call, one row per message, aligned by original message index.
+
+Every message body comes from the log, so it is shown with ``st.text`` / ``st.code`` only; the markdown around it
+(fate badges, indices, roles) is built from our own fixed strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import streamlit as st
+
+from compaction import explain, views
+from compaction.conversation import Message
+from compaction.replay import ContextItem
+from compaction.tokens import Counter
+
+from . import cache
+from .text import FATE_HELP, clip, colored, fate_badge
+
+FILTER_KEY = "context.filter"
+PAGE_KEY = "context.page"
+CHANGED = "Changed messages"
+ALL = "All messages"
+PAGE_SIZE = 25
+PREVIEW_CHARS = 220
+#: the most characters of one message sent to the browser (a log may hold megabyte-sized tool results)
+FULL_TEXT_CHARS = 20_000
+ROLE_NAMES = {"system": "system", "user": "user", "assistant": "assistant", "tool": "tool result"}
+INSERTED_NAMES = {"summary": "summary", "digest": "digest", "note": "note", "reinserted": "re-inserted message"}
+
+
+def show_context(runs: Sequence[views.Run], setup_colors: Mapping[str, str], step: int,
+                 runs_key: cache.RunsKey) -> None:
+    """The selected step: per-setup headline, a fate map of the whole context, and the aligned message rows."""
+    labels = [label for label, _ in runs]
+    rows = views.aligned_context(runs, step)
+    first = runs[0][1].steps[step]
+    st.subheader(f"What each setup sends at step {step}", anchor="context")
+    st.caption(
+        f"LLM call {step} produced message #{first.message_index}. Uncompacted, its context is "
+        f"{first.tokens_uncompacted:,} tokens. Rows line up the same original message across setups; removed "
+        "messages stay on their row so you can see what replaced them."
+    )
+    _setup_headers(runs, setup_colors, rows, step)
+    strip = views.context_strip(rows, labels)
+    if not strip.empty:
+        st.vega_lite_chart(cache.context_strip_spec(runs_key, step, strip, tuple(labels)), width="stretch")
+    st.caption(" · ".join(f"**{fate}**: {meaning}" for fate, meaning in FATE_HELP.items()))
+    _rows(rows, runs, step)
+
+
+def _setup_headers(runs: Sequence[views.Run], setup_colors: Mapping[str, str], rows: Sequence[views.AlignedRow],
+                   step: int) -> None:
+    cols = st.columns(len(runs), gap="medium")
+    for col, (label, rep) in zip(cols, runs, strict=True):
+        s = rep.steps[step]
+        with col.container(border=True):
+            st.markdown(f"**{colored('■ Setup ' + label, setup_colors[label])}** · {rep.strategy.title}")
+            st.metric(
+                "Tokens sent",
+                f"{s.tokens_sent:,}",
+                delta=f"{s.tokens_sent - s.tokens_uncompacted:,} vs uncompacted",
+                delta_color="inverse",
+                help="What this setup sent in this LLM call, by the chosen counter (after any compaction at it).",
+            )
+            counts = views.fate_counts(rows, label)
+            st.markdown(" ".join(f"{fate_badge(f)} {counts[f]:,}" for f in FATE_HELP if counts.get(f)))
+            marker = "▼ " if s.compacted else "✕ " if s.triggered else ""
+            st.markdown(marker + explain.what_happened(rep, step))  # built from fixed wording and numbers only
+
+
+def _rows(rows: Sequence[views.AlignedRow], runs: Sequence[views.Run], step: int) -> None:
+    changed = [r for r in rows if r.changed]
+    choice = st.segmented_control(
+        "Show",
+        [CHANGED, ALL],
+        default=CHANGED,
+        required=True,
+        format_func=lambda o: f"{o} ({len(changed) if o == CHANGED else len(rows):,})",
+        key=FILTER_KEY,
+        help="Changed: only rows where some setup does not send the message as logged. All: the whole context.",
+    )
+    shown = rows if choice == ALL else changed
+    if not shown:
+        st.info("Nothing is compacted at this step yet: every setup sends the log as it is.", icon=":material/check:")
+        return
+    page = _page(len(shown), step, choice or CHANGED)
+    labels = [label for label, _ in runs]
+    counters = {label: rep.counter for label, rep in runs}
+    for row in shown[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]:
+        with st.container(border=True):
+            index_col, *cols = st.columns([0.5, *[5] * len(labels)], gap="small")
+            index_col.markdown(f"**#{row.index}**" if row.index is not None else ":gray[new]")
+            for col, label in zip(cols, labels, strict=True):
+                with col:
+                    _cell(row.cells.get(label), counters[label])
+
+
+def _page(count: int, step: int, choice: str) -> int:
+    """Pagination over the rows. The widget is keyed by what it pages over, so a new step, filter or row count
+    starts again at page 1."""
+    pages = (count + PAGE_SIZE - 1) // PAGE_SIZE
+    if pages <= 1:
+        return 1
+    st.caption(f"{count:,} rows, {PAGE_SIZE} per page.")
+    return st.pagination(pages, key=f"{PAGE_KEY}.{step}.{choice}.{count}")
+
+
+def _role(message: Message) -> str:
+    """The role in words (a fixed string: a role the model does not know reads as "message")."""
+    return ROLE_NAMES.get(message.role, "message")
+
+
+def _cell(item: ContextItem | None, counter: Counter) -> None:
+    """One setup's message on one row."""
+    if item is None:
+        st.caption("—")
+        return
+    if item.fate == "inserted":
+        _inserted(item, counter)
+        return
+    original = item.original or item.message
+    if item.fate in ("collapsed", "dropped"):
+        tokens = counter.count_one(original)
+        where = "→ digest/summary below" if item.fate == "collapsed" else "not sent"
+        st.markdown(f"{fate_badge(item.fate)} {_role(original)} · :gray[{where} · was {tokens:,} tokens]")
+        st.text(original.preview(PREVIEW_CHARS))
+        if _longer_than_preview(original):
+            _full_text("Original message", original)
+        return
+    tokens = counter.count_one(item.message)
+    st.markdown(f"{fate_badge(item.fate)} {_role(item.message)} · :gray[{tokens:,} tokens]")
+    st.text(item.message.preview(PREVIEW_CHARS))
+    if item.fate == "pruned":
+        was = counter.count_one(original)
+        _full_text(f"Original, before pruning ({was:,} tokens)", original)
+    elif _longer_than_preview(item.message):
+        _full_text("Full message", item.message)
+
+
+def _longer_than_preview(message: Message) -> bool:
+    """True when the one-line preview hides something (length or line structure) worth expanding."""
+    text = views.message_text(message)
+    return len(text) > PREVIEW_CHARS or text.count("\n") > 2
+
+
+def _inserted(item: ContextItem, counter: Counter) -> None:
+    kind = INSERTED_NAMES.get(item.inserted_kind or "", "inserted message")
+    tokens = counter.count_one(item.message)
+    covers = ""
+    if item.represents:
+        first, last = min(item.represents), max(item.represents)
+        span = f"#{first}" if first == last else f"#{first}–#{last}"
+        covers = f" · stands for {len(item.represents):,} message{'s' if len(item.represents) != 1 else ''} ({span})"
+    st.markdown(f"{fate_badge('inserted')} **{kind}** · {_role(item.message)} · :gray[{tokens:,} tokens{covers}]")
+    _verbatim(item.message)
+
+
+def _full_text(title: str, message: Message) -> None:
+    with st.expander(title):
+        _verbatim(message)
+
+
+def _verbatim(message: Message) -> None:
+    """The whole message as plain preformatted text (never markdown), cut at :data:`FULL_TEXT_CHARS`."""
+    text, cut = clip(views.message_text(message), FULL_TEXT_CHARS)
+    st.code(text, language=None, wrap_lines=True, height=_code_height(text))
+    if cut:
+        st.caption(f"… {cut:,} more characters not shown.")
+
+
+def _code_height(text: str) -> int | str:
+    """Long texts scroll inside a fixed-height block instead of stretching the row."""
+    return 320 if text.count("\n") > 14 or len(text) > 1500 else "content"

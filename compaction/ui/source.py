@@ -1,0 +1,151 @@
+"""Choosing the log (a bundled sample or an upload) and showing what was read from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import streamlit as st
+
+import compaction
+from compaction.conversation import Conversation
+
+from . import cache
+from .text import escape_markdown
+
+DEFAULT_SAMPLE = "coding_agent.openai.json"
+SAMPLE_SUFFIXES = (".json", ".jsonl")
+AUTO_FORMAT = "auto-detect"
+MAX_WARNINGS_SHOWN = 200
+
+SAMPLE_KEY = "log.sample"
+UPLOAD_KEY = "log.upload"
+FORMAT_KEY = "log.format"
+CONVERSATION_KEY = "log.conversation"
+
+
+@dataclass(frozen=True)
+class LogChoice:
+    """The bytes of the log to replay and where they came from."""
+
+    name: str
+    data: bytes
+    origin: str  # "sample" | "upload"
+    format: str | None = None
+
+    @cached_property
+    def key(self) -> str:
+        """The content hash: what caches key on."""
+        return cache.digest(self.data)
+
+
+def bundled_samples(folder: Path) -> list[Path]:
+    """Every ``.json`` / ``.jsonl`` file in ``folder``, the default sample first."""
+    if not folder.is_dir():
+        return []
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(SAMPLE_SUFFIXES))
+    return sorted(files, key=lambda p: p.name != DEFAULT_SAMPLE)
+
+
+def upload_types() -> list[str]:
+    """File extensions the uploader accepts: every registered format's, plus JSON and JSONL."""
+    extensions = {".json", ".jsonl"}
+    for info in compaction.formats().values():
+        extensions.update(info.extensions)
+    return sorted(ext.lstrip(".") for ext in extensions)
+
+
+def read_log(choice: LogChoice) -> list[Conversation]:
+    """The conversations of a chosen log (cached by content). Raises ``LoadError`` with a readable reason."""
+    return cache.parse_log(choice.key, choice.name, choice.format, choice.data)
+
+
+def choose_log(samples_dir: Path) -> LogChoice | None:
+    """Sidebar: pick a bundled sample or upload a log, and optionally force its format."""
+    st.header("Log", divider="gray")
+    samples = bundled_samples(samples_dir)
+    sample = None
+    if samples:
+        sample = st.selectbox(
+            "Bundled sample",
+            samples,
+            format_func=lambda p: p.name,
+            key=SAMPLE_KEY,
+            help="Realistic agent runs shipped with the app. An uploaded log takes precedence while it is loaded.",
+        )
+    else:
+        st.caption(f"No bundled samples in {escape_markdown(str(samples_dir))}.")
+    upload = st.file_uploader(
+        "Or upload a log",
+        type=upload_types(),
+        key=UPLOAD_KEY,
+        help="An agent log in any supported format (OpenAI chat completions, Haystack or Agent Framework message "
+        "lists, …). It stays in this session's memory only.",
+    )
+    names = list(compaction.formats())
+    chosen_format = st.selectbox(
+        "Format",
+        [AUTO_FORMAT, *names],
+        key=FORMAT_KEY,
+        help="Leave on auto-detect unless the log is read as the wrong format; forcing a format explains why a "
+        "file does not fit it.",
+    )
+    fmt = None if chosen_format == AUTO_FORMAT else chosen_format
+    if upload is not None:
+        return LogChoice(upload.name, upload.getvalue(), "upload", fmt)
+    if sample is not None:
+        return LogChoice(sample.name, sample.read_bytes(), "sample", fmt)
+    return None
+
+
+def choose_conversation(conversations: list[Conversation]) -> Conversation:
+    """Sidebar: which conversation of a multi-conversation log to replay (the first by default)."""
+    if len(conversations) == 1:
+        return conversations[0]
+    by_id = {c.id: c for c in conversations}
+    chosen = st.selectbox(
+        "Conversation",
+        list(by_id),
+        key=CONVERSATION_KEY,
+        help="This log holds several conversations (runs, trials or subagents); the replay uses one at a time.",
+    )
+    return by_id.get(chosen, conversations[0])
+
+
+def show_log_facts(choice: LogChoice, conversation: Conversation, conversations: int) -> None:
+    """Main area: what was read — format, messages, LLM calls, tool calls, results, and the load warnings."""
+    info = compaction.formats().get(conversation.format)
+    title = info.title if info is not None else conversation.format
+    where = "bundled sample" if choice.origin == "sample" else "uploaded file"
+    extra = f" · conversation {escape_markdown(conversation.id)} of {conversations}" if conversations > 1 else ""
+    st.caption(f"{where}: **{escape_markdown(choice.name)}** · read as {escape_markdown(title)}{extra}")
+    summary = conversation.summary()
+    warnings = conversation.warnings
+    facts = [
+        (summary["messages"], "message", "messages"),
+        (summary["llm_calls"], "LLM call", "LLM calls"),
+        (summary["tool_calls"], "tool call", "tool calls"),
+        (summary["tool_results"], "tool result", "tool results"),
+        (len(warnings), "warning", "warnings"),
+    ]
+    line = " · ".join(f"**{n:,}** {one if n == 1 else many}" for n, one, many in facts)
+    st.markdown(f":blue-badge[{conversation.format}] {line}",  # format names come from our registry
+                help="Messages after normalization (one tool message per tool result, one assistant message per LLM "
+                "output). Each assistant message is an LLM call: the replay measures the context right before it. "
+                "Warnings are lines or messages skipped or repaired while reading; each costs only itself.")
+    notes = []
+    if conversation.usage:
+        notes.append(f"the log reports provider usage for {len(conversation.usage):,} calls")
+    if conversation.events:
+        notes.append(f"the real agent compacted {len(conversation.events):,} times in this log (its own summaries "
+                     "are left out of the replay)")
+    if notes:
+        st.caption("Also: " + "; ".join(notes) + ".")
+    if warnings:
+        with st.expander(f"Load warnings ({len(warnings):,})", icon=":material/warning:"):
+            for w in warnings[:MAX_WARNINGS_SHOWN]:
+                where_line = f"line {w.line}: " if w.line is not None else ""
+                st.text(f"{where_line}{w.message}")
+            if len(warnings) > MAX_WARNINGS_SHOWN:
+                st.caption(f"… and {len(warnings) - MAX_WARNINGS_SHOWN:,} more.")

@@ -1,0 +1,129 @@
+"""The tokens chart and the selected step, kept in sync between a chart click, a slider and jump buttons.
+
+The chart's point selection (``pick``, field ``step``) is read from session state before the chart is drawn, so
+the vertical rule marking the selected step is drawn in the same run as the click. A click only moves the
+selection when it differs from the previous click, so the slider and the buttons keep working after a click.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import streamlit as st
+
+from compaction import charts, views
+
+from . import cache
+from .context_view import show_context
+from .guard import section
+
+CHART_KEY = "tokens_chart"
+STEP_KEY = "step"
+LAST_PICK_KEY = "step.last_pick"
+#: True until the user picks a step: the step then follows the default (first compaction) as settings change
+AUTO_KEY = "step.auto"
+
+
+def picked_step(state: Any) -> int | None:
+    """The step in a chart selection state (``{"selection": {"pick": [{"step": k}]}}``), or None."""
+    if not isinstance(state, Mapping):
+        return None
+    selection = state.get("selection")
+    if not isinstance(selection, Mapping):
+        return None
+    points = selection.get(charts.SELECTION)
+    if isinstance(points, Mapping):  # Vega may report a single point as an object
+        points = [points]
+    if not isinstance(points, Sequence) or not points:
+        return None
+    first = points[0]
+    step = first.get("step") if isinstance(first, Mapping) else None
+    if isinstance(step, Sequence) and not isinstance(step, str):
+        step = step[0] if step else None
+    try:
+        return int(step) if step is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def sync_step(last_step: int, default: int) -> int:
+    """The step to show, after applying a new chart click; clamped to ``0..last_step`` and stored.
+
+    Until the user picks a step (click, slider, jump), the step follows ``default``.
+    """
+    state = st.session_state
+    pick = picked_step(state.get(CHART_KEY))
+    if pick != state.get(LAST_PICK_KEY):
+        state[LAST_PICK_KEY] = pick
+        if pick is not None:
+            state[STEP_KEY] = pick
+            state[AUTO_KEY] = False
+    if state.get(AUTO_KEY, True):
+        state[STEP_KEY] = default
+    step = state.get(STEP_KEY, default)
+    step = min(max(int(step), 0), last_step)
+    state[STEP_KEY] = step
+    return step
+
+
+def _jump(runs: Sequence[views.Run], forward: bool) -> None:
+    target = views.neighbour_event(runs, st.session_state.get(STEP_KEY, 0), forward)
+    if target is not None:
+        st.session_state[STEP_KEY] = target
+        st.session_state[AUTO_KEY] = False
+
+
+def _chosen() -> None:
+    st.session_state[AUTO_KEY] = False
+
+
+@st.fragment
+def step_panel(runs: Sequence[views.Run], setup_colors: Mapping[str, str], context_window: int,
+               runs_key: cache.RunsKey) -> None:
+    """Tokens per LLM call, the step selector, and what each setup sends at the selected step.
+
+    A fragment: clicking a point or moving the slider reruns only this panel, not the replays.
+    """
+    last_step = max(len(rep.steps) for _, rep in runs) - 1
+    step = sync_step(last_step, views.default_step(runs))
+    st.subheader("Tokens per LLM call", anchor="tokens")
+    with section("Tokens chart"):
+        colors = tuple(_series_colors(runs, setup_colors).items())
+        spec = cache.tokens_chart_spec(runs_key, colors, context_window, runs)
+        st.vega_lite_chart(charts.with_selected_step(spec, step), key=CHART_KEY, on_select="rerun",
+                           selection_mode=[charts.SELECTION], width="stretch")
+        st.caption(
+            "Each point is one LLM call and the tokens it sent; the dashed line is the log without compaction. "
+            "A drop line under ▼ shows how far a compaction went. **Click a point** (or use the slider) to inspect "
+            "that call below."
+        )
+    with section("Step selector"):
+        _step_controls(runs, last_step)
+    with section("Context at the selected step"):
+        show_context(runs, setup_colors, st.session_state[STEP_KEY], runs_key)
+
+
+def _step_controls(runs: Sequence[views.Run], last_step: int) -> None:
+    step = st.session_state[STEP_KEY]
+    previous = views.neighbour_event(runs, step, forward=False)
+    following = views.neighbour_event(runs, step, forward=True)
+    left, middle, right = st.columns([1.2, 7, 1.2], vertical_alignment="bottom")
+    left.button("◀ Previous", on_click=_jump, args=(runs, False), disabled=previous is None,
+                help="Jump to the previous LLM call where any setup's trigger fired.", width="stretch")
+    if last_step > 0:
+        middle.slider("Step (LLM call)", min_value=0, max_value=last_step, key=STEP_KEY, on_change=_chosen,
+                      help="The LLM call to inspect; keyboard arrows move it one call at a time. Clicking a point "
+                      "in the chart moves it too.")
+    else:
+        middle.caption("This log has a single LLM call.")
+    right.button("Next ▶", on_click=_jump, args=(runs, True), disabled=following is None,
+                 help="Jump to the next LLM call where any setup's trigger fired.", width="stretch")
+
+
+def _series_colors(runs: Sequence[views.Run], setup_colors: Mapping[str, str]) -> dict[str, str]:
+    """Chart colours by series name: grey for the uncompacted log, each setup's own colour for its line."""
+    colors = {views.BASELINE: charts.BASELINE_COLOR}
+    for position, (label, rep) in enumerate(runs):
+        colors[views.series_name(label, rep)] = setup_colors.get(label, charts.setup_color(position))
+    return colors

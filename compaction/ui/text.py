@@ -1,0 +1,46 @@
+"""Safe text for Streamlit: log content is only ever shown as plain text; markdown is built from our own strings.
+
+Streamlit renders markdown in labels, captions, errors and ``st.markdown``. Anything that may carry text from a log
+(file names, error messages that quote a field) goes through :func:`escape_markdown` first; message bodies are shown
+with ``st.text`` / ``st.code`` only.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Streamlit badge colour per fate (matches :data:`compaction.charts.FATE_COLORS`).
+FATE_BADGE_COLORS = {"kept": "gray", "pruned": "orange", "collapsed": "violet", "dropped": "red", "inserted": "green"}
+FATE_HELP = {
+    "kept": "sent exactly as logged",
+    "pruned": "still there, content replaced (placeholder, offload reference, masked…)",
+    "collapsed": "removed and represented by an inserted summary or digest",
+    "dropped": "removed, nothing stands for it",
+    "inserted": "new message written by the strategy (summary, digest, note)",
+}
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$=])")
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` with every markdown-significant character backslash-escaped, on one line."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def fate_badge(fate: str) -> str:
+    """A coloured badge for a fate, built only from fixed strings."""
+    color = FATE_BADGE_COLORS.get(fate, "gray")
+    return f":{color}-badge[{fate if fate in FATE_BADGE_COLORS else 'unknown'}]"
+
+
+def colored(text: str, color: str) -> str:
+    """Markdown for ``text`` (our own, never log text) in a CSS ``color`` (a ``#rrggbb`` value)."""
+    if not re.fullmatch(r"#[0-9a-fA-F]{6}", color):
+        raise ValueError(f"expected a #rrggbb colour, got {color!r}")
+    return f':color[{text}]{{foreground="{color}"}}'
+
+
+def clip(text: str, limit: int) -> tuple[str, int]:
+    """``text`` cut to ``limit`` characters and how many were left out."""
+    if len(text) <= limit:
+        return text, 0
+    return text[:limit], len(text) - limit

@@ -1,0 +1,407 @@
+"""The Streamlit app driven through ``streamlit.testing.v1.AppTest``: widgets, errors, uploads, chart selection.
+
+Most tests point the app at a temporary samples folder (``COMPACTION_LAB_SAMPLES``) holding a small OpenAI log
+built from real standard-library source, so they do not depend on which bundled samples exist; one test checks the
+real default sample.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SAMPLES, real_log
+from streamlit.testing.v1 import AppTest
+
+import compaction
+from compaction.conversation import Conversation, ToolCall, assistant, system, tool, user
+from compaction.ui import context_view, settings, setups, source, step_panel
+
+APP = str(ROOT / "app.py")
+TIMEOUT = 60
+#: text that would render as markup if log content ever reached st.markdown
+MARKUP = "**LOUD** <img src=x onerror=alert(1)> [click](http://example.invalid) :red[alarm]"
+
+
+def coding_log() -> Conversation:
+    """A 14-call coding session: reads of real standard-library modules, a failing test run, and a fix."""
+    import difflib
+    import json as json_module
+    import shlex
+    import textwrap as textwrap_module
+
+    modules = [json_module.decoder, json_module.encoder, shlex, textwrap_module, difflib]
+    messages = [
+        system("You are a careful coding agent. Use the tools to read files and run tests before editing."),
+        user(f"The JSON decoder rejects trailing commas with an unhelpful message; improve it. {MARKUP}"),
+    ]
+    for i in range(14):
+        module = modules[i % len(modules)]
+        path = f"Lib/{module.__name__.replace('.', '/')}.py"
+        call = ToolCall(id=f"call_{i}", name="read_file", arguments={"path": path})
+        messages.append(assistant(f"Reading {path} to see how it is structured.", [call]))
+        source_text = inspect.getsource(module)
+        messages.append(tool(call, source_text[(i // len(modules)) * 6000: (i // len(modules)) * 6000 + 9000]))
+    run = ToolCall(id="call_run", name="run_tests", arguments={"target": "test_json"})
+    messages.append(assistant("Running the JSON tests.", [run]))
+    messages.append(tool(run, textwrap.dedent("""\
+        FAILED Lib/test/test_json/test_fail.py::TestFail::test_extra_data - AssertionError
+        1 failed, 212 passed in 3.41s""")))
+    messages.append(assistant("The decoder now reports the position of the trailing comma; all tests pass."))
+    return Conversation(messages=tuple(messages))
+
+
+@pytest.fixture
+def samples(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A samples folder with one OpenAI log (the default name) and a file the app must not list."""
+    folder = tmp_path / "samples"
+    folder.mkdir()
+    (folder / source.DEFAULT_SAMPLE).write_text(json.dumps(compaction.convert(coding_log(), "openai")))
+    (folder / "README.txt").write_text("not a log")
+    monkeypatch.setenv("COMPACTION_LAB_SAMPLES", str(folder))
+    return folder
+
+
+@pytest.fixture
+def app(samples: Path) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def texts(elements) -> list[str]:
+    return [str(e.value) for e in elements]
+
+
+def subheaders(at: AppTest) -> list[str]:
+    return texts(at.subheader)
+
+
+def context_header(at: AppTest) -> str:
+    return next(h for h in subheaders(at) if h.startswith("What each setup sends"))
+
+
+def assert_clean(at: AppTest) -> None:
+    """No exception and no error element."""
+    assert not at.exception, at.exception
+    assert not at.error, texts(at.error)
+
+
+def compact_hard(at: AppTest) -> AppTest:
+    """A small window so both default setups compact on the test log."""
+    return at.number_input(key=settings.WINDOW_KEY).set_value(20_000).run()
+
+
+# ------------------------------------------------------------------------------------------------------ opening
+def test_opens_on_the_bundled_default_sample():
+    default = SAMPLES / source.DEFAULT_SAMPLE
+    if not default.exists():
+        pytest.skip("the bundled samples are not generated yet")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert_clean(at)
+    assert at.selectbox(key=source.SAMPLE_KEY).value.name == source.DEFAULT_SAMPLE
+    assert {"What was read", "Results", "Tokens per LLM call", "Summary per setup"} <= set(subheaders(at))
+
+
+def test_every_bundled_sample_replays_cleanly():
+    if not (SAMPLES / source.DEFAULT_SAMPLE).exists():
+        pytest.skip("the bundled samples are not generated yet")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    for sample in at.selectbox(key=source.SAMPLE_KEY).options:
+        at.selectbox(key=source.SAMPLE_KEY).set_value(SAMPLES / sample).run()
+        assert_clean(at)
+        assert "Tokens per LLM call" in subheaders(at), sample
+
+
+def test_lists_every_json_and_jsonl_sample_default_first(samples: Path):
+    (samples / "a_first.jsonl").write_text((samples / source.DEFAULT_SAMPLE).read_text().replace("\n", " ") + "\n")
+    (samples / "b_other.json").write_text((samples / source.DEFAULT_SAMPLE).read_text())
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    options = at.selectbox(key=source.SAMPLE_KEY).options
+    assert options[0] == source.DEFAULT_SAMPLE
+    assert sorted(options) == sorted([source.DEFAULT_SAMPLE, "a_first.jsonl", "b_other.json"])
+
+
+def test_shows_what_was_read(app: AppTest):
+    assert_clean(app)
+    conv = coding_log()
+    summary = " ".join(texts(app.markdown))
+    assert f"**{len(conv.messages)}** messages" in summary
+    assert f"**{len(conv.llm_call_indices)}** LLM calls" in summary
+    assert f"**{conv.tool_call_count}** tool calls" in summary
+    assert ":blue-badge[openai]" in summary
+
+
+# ----------------------------------------------------------------------------------------------------- settings
+def test_window_and_compact_at_change_the_replay(app: AppTest):
+    before = [m.value for m in app.metric if m.label == "Tokens saved"]
+    compact_hard(app)
+    assert_clean(app)
+    after = [m.value for m in app.metric if m.label == "Tokens saved"]
+    assert before == ["0", "0"] and all(v != "0" for v in after)
+    app.slider(key=settings.AT_KEY).set_value(0.85).run()
+    assert_clean(app)
+    assert any("Trigger at **17,000** tokens" in c for c in texts(app.caption))
+    moved = [m.value for m in app.metric if m.label == "Tokens saved"]
+    assert moved != after
+
+
+def test_invalid_policy_shows_haystacks_reason_not_an_exception(app: AppTest):
+    app.slider(key=settings.TO_KEY).set_value(0.8).run()
+    assert not app.exception
+    errors = " ".join(texts(app.error))
+    assert len(app.error) == 2  # once in the sidebar, once above the results; not once more per setup
+    assert "0 < compact_to < compact_at <= 1" in errors
+    assert "attempted again every step" in errors
+    assert "Tokens per LLM call" not in subheaders(app)
+    app.slider(key=settings.TO_KEY).set_value(0.3).run()
+    assert_clean(app)
+    assert "Tokens per LLM call" in subheaders(app)
+
+
+def test_a_counter_fallback_notice_is_shown(app: AppTest, monkeypatch: pytest.MonkeyPatch):
+    from compaction.tokens import CounterChoice, make_counter
+    from compaction.ui import cache
+
+    notice = "Counter 'tiktoken:cl100k_base' is unavailable (no BPE file); using the approximate counter instead."
+    monkeypatch.setattr(compaction, "resolve_counter", lambda spec: CounterChoice(make_counter("approx"), spec, notice))
+    cache.counter.clear()
+    try:
+        app.selectbox(key=settings.COUNTER_KEY).set_value("tiktoken:cl100k_base").run()
+        assert not app.exception
+        assert any("is unavailable" in w and "approximate counter" in w for w in texts(app.warning))
+        assert "Tokens per LLM call" in subheaders(app)
+    finally:
+        cache.counter.clear()
+
+
+def test_a_log_without_llm_calls_says_so(samples: Path):
+    only_user = Conversation(messages=(system("You are terse."), user("Hello?")))
+    (samples / source.DEFAULT_SAMPLE).write_text(json.dumps(compaction.convert(only_user, "openai")))
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert any("no LLM call to replay" in w for w in texts(at.warning))
+
+
+def test_every_counter_replays_and_custom_chars_per_token_has_its_own_input(app: AppTest):
+    compact_hard(app)
+    for spec in settings.COUNTER_OPTIONS:
+        app.selectbox(key=settings.COUNTER_KEY).set_value(spec).run()
+        assert_clean(app)
+        assert "Tokens per LLM call" in subheaders(app), spec
+    app.selectbox(key=settings.COUNTER_KEY).set_value("approx:custom").run()
+    assert app.number_input(key=settings.CHARS_KEY).value == pytest.approx(settings.DEFAULT_CHARS_PER_TOKEN)
+    peak_at_default = [m.value for m in app.metric if m.label == "Peak context"]
+    app.number_input(key=settings.CHARS_KEY).set_value(2.0).run()
+    assert_clean(app)
+    assert [m.value for m in app.metric if m.label == "Peak context"] != peak_at_default
+
+
+def test_every_strategy_gets_widgets_for_every_parameter_with_help():
+    strategies = compaction.strategies()
+    at = AppTest.from_function(_setups_script, default_timeout=TIMEOUT).run()
+    for name, info in strategies.items():
+        at.selectbox(key=setups.strategy_key("A")).set_value(name).run()
+        assert not at.exception, name
+        widgets = [*at.number_input, *at.slider, *at.selectbox, *at.text_input, *at.text_area, *at.checkbox]
+        by_key = {w.key: w for w in widgets}
+        for param in info.params:
+            widget = by_key.get(setups.widget_key("A", name, param.name))
+            assert widget is not None, (name, param.name)
+            assert widget.help, (name, param.name)
+        assert any(info.summary[:40] in c for c in texts(at.caption)), name
+
+
+def _setups_script() -> None:
+    from compaction.ui.setups import choose_setups
+
+    choose_setups()
+
+
+def test_switching_strategy_in_the_app_replays_with_the_new_one(app: AppTest):
+    compact_hard(app)
+    before = [m.value for m in app.metric if m.label == "Tokens saved"]
+    app.selectbox(key=setups.strategy_key("A")).set_value("haystack.sliding_window").run()
+    assert_clean(app)
+    assert any("Haystack" in m and "Sliding" in m for m in texts(app.markdown))
+    assert [m.value for m in app.metric if m.label == "Tokens saved"] != before
+    app.selectbox(key=setups.strategy_key("A")).set_value("haystack.tool_result_pruning").run()
+    app.slider(key=setups.widget_key("A", "haystack.tool_result_pruning", "min_keep_steps")).set_value(3).run()
+    assert_clean(app)
+
+
+def test_parameter_widgets_follow_the_metadata():
+    at = AppTest.from_function(_param_widgets_script, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    assert at.slider(key="small_int").min == 1 and at.slider(key="small_int").max == 50
+    assert at.number_input(key="big_int").max == 100_000
+    assert at.checkbox(key="flag").value is True
+    assert at.selectbox(key="mode").options == ["one", "two"]
+    assert at.text_input(key="keys").value == "a, b"
+    assert at.text_input(key="when").placeholder.startswith("empty")
+    assert at.text_area(key="prompt").value.startswith("Summarize")
+    for key in ("small_int", "big_int", "flag", "mode", "keys", "when", "prompt"):
+        assert at.get_by_key(key).help, key
+
+
+def _param_widgets_script() -> None:
+    from compaction.strategies import Param
+    from compaction.ui.setups import param_widget
+
+    param_widget(Param("small_int", "int", 2, "help 1", minimum=1, maximum=50), "small_int")
+    param_widget(Param("big_int", "int", 200, "help 2", minimum=0, maximum=100_000), "big_int")
+    param_widget(Param("flag", "bool", True, "help 3"), "flag")
+    param_widget(Param("mode", "choice", "two", "help 4", choices=("one", "two")), "mode")
+    param_widget(Param("keys", "str_list", ("a", "b"), "help 5"), "keys")
+    param_widget(Param("when", "trigger", "", "help 6"), "when")
+    param_widget(Param("prompt", "str", "Summarize the conversation so far, keeping every decision.", "help 7"),
+                 "prompt")
+
+
+def test_an_invalid_parameter_is_a_readable_error_for_that_setup_only(app: AppTest):
+    key = setups.widget_key("B", "agent_framework.tool_result_compaction", "trigger")
+    app.text_input(key=key).set_value("TokensExceed(").run()
+    assert not app.exception
+    errors = texts(app.error)
+    assert len(errors) == 1 and "Setup B" in errors[0] and "TokensExceed" in errors[0]
+    assert "Tokens per LLM call" in subheaders(app)  # setup A still replays
+    assert [m for m in app.metric if m.label == "Tokens saved"]
+
+
+# ------------------------------------------------------------------------------------------------------- uploads
+@pytest.mark.parametrize(
+    ("name", "data", "expected"),
+    [
+        ("broken.json", b'{"messages": [{"role": "user", "content": "hi"}', "not valid JSON"),
+        ("notes.json", b'{"hello": "world"}', "unknown log format"),
+        ("empty.jsonl", b"   \n", "empty"),
+    ],
+)
+def test_a_bad_upload_shows_a_readable_error(app: AppTest, name: str, data: bytes, expected: str):
+    app.file_uploader(key=source.UPLOAD_KEY).set_value((name, data, "application/json")).run()
+    assert not app.exception
+    errors = " ".join(texts(app.error))
+    assert "Could not read this log" in errors and expected in errors
+    assert name.split(".")[0] in errors
+    assert "Traceback" not in errors
+
+
+def test_a_good_upload_replaces_the_sample(app: AppTest):
+    conv = Conversation(messages=tuple(coding_log().messages[:12]))
+    data = json.dumps(compaction.convert(conv, "openai")).encode()
+    app.file_uploader(key=source.UPLOAD_KEY).set_value(("my_run.json", data, "application/json")).run()
+    assert_clean(app)
+    assert any("uploaded file" in c and "my\\_run" in c for c in texts(app.caption))
+    assert "**12** messages" in " ".join(texts(app.markdown))
+
+
+def test_read_log_raises_load_error_for_bytes_that_are_no_log():
+    from compaction.formats import LoadError
+
+    with pytest.raises(LoadError, match="bin.json"):
+        source.read_log(source.LogChoice("bin.json", b"\x00\x01\x02 binary", "upload"))
+
+
+# --------------------------------------------------------------------------------------------- chart selection
+def test_a_chart_click_selects_the_step_shown_side_by_side(app: AppTest):
+    compact_hard(app)
+    default = context_header(app)
+    app.session_state[step_panel.CHART_KEY] = {"selection": {"pick": [{"step": 4}]}}
+    app.run()
+    assert_clean(app)
+    assert context_header(app) == "What each setup sends at step 4" != default
+    assert app.slider(key=step_panel.STEP_KEY).value == 4
+    # the slider still works after a click, and the stale click does not pull the step back
+    app.slider(key=step_panel.STEP_KEY).set_value(11).run()
+    assert context_header(app) == "What each setup sends at step 11"
+    app.run()
+    assert context_header(app) == "What each setup sends at step 11"
+
+
+def test_the_side_by_side_panel_changes_with_the_step(app: AppTest):
+    compact_hard(app)
+    app.session_state[step_panel.CHART_KEY] = {"selection": {"pick": [{"step": 1}]}}
+    app.run()
+    early = texts(app.info)
+    assert any("Nothing is compacted at this step yet" in i for i in early)
+    last = len(coding_log().llm_call_indices) - 1
+    app.session_state[step_panel.CHART_KEY] = {"selection": {"pick": [{"step": last}]}}
+    app.run()
+    assert_clean(app)
+    badges = " ".join(texts(app.markdown))
+    assert ":orange-badge[pruned]" in badges and ":violet-badge[collapsed]" in badges
+    assert ":green-badge[inserted]" in badges
+    assert not any("Nothing is compacted" in i for i in texts(app.info))
+    originals = [e for e in app.expander if e.label.startswith(("Original", "Full message"))]
+    assert originals
+
+
+def test_jump_buttons_move_between_triggers(app: AppTest):
+    compact_hard(app)
+    start = app.slider(key=step_panel.STEP_KEY).value
+    next_button = next(b for b in app.button if b.label == "Next ▶")
+    next_button.click().run()
+    assert app.slider(key=step_panel.STEP_KEY).value > start
+    previous = next(b for b in app.button if b.label == "◀ Previous")
+    previous.click().run()
+    assert app.slider(key=step_panel.STEP_KEY).value == start
+
+
+def test_all_messages_filter_shows_the_whole_context(app: AppTest):
+    compact_hard(app)
+    control = app.button_group(key=context_view.FILTER_KEY)
+    changed_rows = len(app.expander)
+    control.set_value(context_view.ALL).run()
+    assert_clean(app)
+    assert any(o.startswith(context_view.ALL) for o in control.options)
+    assert len(app.expander) >= changed_rows
+
+
+def test_picked_step_reads_every_selection_shape():
+    assert step_panel.picked_step({"selection": {"pick": [{"step": 3}]}}) == 3
+    assert step_panel.picked_step({"selection": {"pick": {"step": [5]}}}) == 5
+    assert step_panel.picked_step({"selection": {"pick": {}}}) is None
+    assert step_panel.picked_step({"selection": {"pick": [{"vgsid_": 2}]}}) is None
+    assert step_panel.picked_step(None) is None
+
+
+# ----------------------------------------------------------------------------------------------------- safety
+def test_log_text_is_never_rendered_as_markdown(app: AppTest):
+    compact_hard(app)
+    app.button_group(key=context_view.FILTER_KEY).set_value(context_view.ALL).run()
+    rendered_as_markdown = " ".join(texts(app.markdown) + texts(app.caption) + texts(app.error))
+    assert "onerror" not in rendered_as_markdown and "LOUD" not in rendered_as_markdown
+    shown_as_text = " ".join(texts(app.text) + texts(app.code))
+    assert "<img src=x onerror=alert(1)>" in shown_as_text
+
+
+def test_unexpected_errors_become_one_line_messages():
+    at = AppTest.from_function(_failing_section_script, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert texts(at.error) == ["**Demo failed** — RuntimeError\\: boom \\[1\\]"]
+    assert texts(at.text) == ["after"]
+
+
+def _failing_section_script() -> None:
+    import streamlit as st
+
+    from compaction.ui.guard import section
+
+    with section("Demo"):
+        raise RuntimeError("boom [1]")
+    st.text("after")
+
+
+def test_a_log_with_several_conversations_offers_a_choice(app: AppTest):
+    path = real_log("tau2-bench/sierra-research-tau2-bench__pr17__telecom_llm_agent_gpt-4o_user_simulator_gpt-4o.json")
+    app.file_uploader(key=source.UPLOAD_KEY).set_value((path.name, path.read_bytes(), "application/json")).run()
+    assert_clean(app)
+    choice = app.selectbox(key=source.CONVERSATION_KEY)
+    assert len(choice.options) == 20
+    choice.set_value(choice.options[1]).run()
+    assert_clean(app)
+    assert any("of 20" in c for c in texts(app.caption))
+    assert "Tokens per LLM call" in subheaders(app)

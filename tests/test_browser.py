@@ -1,0 +1,175 @@
+"""End to end in headless Chromium: start ``streamlit run app.py``, click a step on the tokens chart, check that the
+side-by-side panel follows, and save screenshots (``tests/artifacts/``) at 1366×768 and 1920×1080.
+
+Needs Debian's ``/usr/bin/chromium`` and the playwright package (``playwright install`` cannot download browsers
+here); skipped cleanly when either is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SAMPLES
+
+import compaction
+from compaction.ui import source
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = ROOT / "tests" / "artifacts"
+VIEWPORTS = ((1366, 768), (1920, 1080))
+CHART = "[data-testid='stVegaLiteChart']"
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+CONNECTED = "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
+STARTUP_SECONDS = 60
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(port: int, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with status {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as response:
+                if response.read().strip() == b"ok":
+                    return
+        except OSError:
+            pass
+        time.sleep(0.25)
+    raise RuntimeError("streamlit did not become healthy in time")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is not installed")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM,
+                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture(scope="module")
+def samples_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The bundled samples when the default one exists; otherwise a folder with the AppTest suite's coding log."""
+    env = dict(os.environ)
+    env.pop("COMPACTION_LAB_SAMPLES", None)
+    if (SAMPLES / source.DEFAULT_SAMPLE).exists():
+        return env
+    from test_app import coding_log
+
+    folder = tmp_path_factory.mktemp("samples")
+    (folder / source.DEFAULT_SAMPLE).write_text(json.dumps(compaction.convert(coding_log(), "openai")))
+    env["COMPACTION_LAB_SAMPLES"] = str(folder)
+    return env
+
+
+@pytest.fixture(scope="module")
+def app_url(samples_env: dict[str, str]) -> Iterator[str]:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=samples_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_healthy(port, proc)
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+def _settle(page) -> None:
+    """Wait until the app is connected and its script (or fragment) has finished running."""
+    page.wait_for_timeout(300)
+    page.wait_for_selector(CONNECTED, timeout=STARTUP_SECONDS * 1000)
+    page.wait_for_selector(IDLE, timeout=STARTUP_SECONDS * 1000)
+
+
+def _context_step(page) -> int:
+    heading = page.get_by_role("heading", name=re.compile(r"^What each setup sends at step \d+")).first
+    return int(re.search(r"step (\d+)", heading.inner_text()).group(1))
+
+
+def _open(browser, url: str, width: int, height: int, small_log: bool):
+    page = browser.new_page(viewport={"width": width, "height": height})
+    page.goto(url)
+    _settle(page)
+    page.wait_for_selector(f"{CHART} svg.marks g.mark-symbol path", timeout=STARTUP_SECONDS * 1000)
+    if small_log:  # the stand-in log is small: a small window makes both setups compact
+        window = page.get_by_role("spinbutton", name="Context window (tokens)")
+        window.fill("20000")
+        window.press("Enter")
+        _settle(page)
+    return page
+
+
+def _step_points(page) -> dict[int, object]:
+    """The uncompacted log's clickable points on the tokens chart, by step (read from their aria labels)."""
+    points = {}
+    symbols = page.locator(f"{CHART}").first.locator("svg.marks g.mark-symbol path")
+    for i in range(symbols.count()):
+        label = symbols.nth(i).get_attribute("aria-label") or ""
+        match = re.search(r"series: Uncompacted log; step: (\d+);", label)
+        if match:
+            points[int(match.group(1))] = symbols.nth(i)
+    return points
+
+
+@pytest.mark.parametrize(("width", "height"), VIEWPORTS)
+def test_clicking_a_step_updates_the_side_by_side_panel(browser, app_url: str, samples_env: dict[str, str],
+                                                        width: int, height: int):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page = _open(browser, app_url, width, height, small_log="COMPACTION_LAB_SAMPLES" in samples_env)
+    try:
+        page.screenshot(path=str(ARTIFACTS / f"app_{width}x{height}_top.png"))
+        points = _step_points(page)
+        assert len(points) >= 5, "the tokens chart has no clickable step points"
+        before = _context_step(page)
+        target = max(points) - 1 if max(points) - 1 != before else max(points) - 2
+        point = points[target]
+        point.scroll_into_view_if_needed()
+        box = point.bounding_box()
+        assert box is not None
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        _settle(page)
+        page.wait_for_function(
+            "step => [...document.querySelectorAll('h3')].some(h => h.innerText.startsWith("
+            "'What each setup sends at step ' + step))",
+            arg=target,
+            timeout=30_000,
+        )
+        assert _context_step(page) == target
+        assert page.get_by_role("slider", name="Step (LLM call)").input_value() == str(target)
+        page.screenshot(path=str(ARTIFACTS / f"app_{width}x{height}_chart.png"))
+        page.get_by_role("heading", name=re.compile(r"^What each setup sends at step")).first.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / f"app_{width}x{height}_context.png"))
+        assert not page.locator("[data-testid='stException']").count()
+    finally:
+        page.close()

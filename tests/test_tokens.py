@@ -1,0 +1,354 @@
+"""Our token counters against the frameworks' own, number for number.
+
+- ``approx``, ``approx:3.3`` and ``tiktoken:{o200k_base,cl100k_base}`` equal haystack-ai's ``ApproximateTokenCounter``
+  and ``TiktokenCounter`` on every prefix of every bundled sample and real OpenAI-format log, with and without tool
+  schemas, and a running :class:`~compaction.tokens.Tally` equals the full count at every prefix;
+- ``maf-python`` equals agent-framework-core's ``CharacterEstimatorTokenizer`` as ``annotate_token_counts`` (and the
+  incremental ``append_compaction_message``) apply it to real ``agent_framework.Message`` objects built from ours;
+- ``maf-dotnet`` equals hand-computed UTF-8 byte counts;
+- an unavailable tiktoken encoding falls back to ``approx`` with a notice.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import REAL_LOGS, sample_paths
+
+import compaction
+from compaction import tiktoken_offline, tokens
+from compaction.conversation import (
+    File,
+    Image,
+    Message,
+    ToolCall,
+    ToolResult,
+    ToolSchema,
+    assistant,
+    system,
+    tool,
+    user,
+)
+from compaction.formats.agent_framework import message_to_maf
+from compaction.interop.haystack import to_haystack_messages, to_haystack_tools
+from compaction.tiktoken_offline import EncodingUnavailable
+from compaction.tokens import ApproxCounter, make_counter, render_haystack, resolve_counter
+
+haystack_counters = pytest.importorskip("haystack.token_counters")
+haystack_utils = pytest.importorskip("haystack.token_counters.utils")
+
+
+# ------------------------------------------------------------------------------------------------- inputs
+def openai_logs() -> list[Path]:
+    """The bundled ``*.openai.json`` samples and the real plain OpenAI logs (whichever exist)."""
+    plain = REAL_LOGS / "openai-plain"
+    return [*sample_paths("*.openai.json"), *(sorted(plain.glob("*.json")) if plain.is_dir() else [])]
+
+
+LOGS = openai_logs()
+LOG_IDS = [p.name for p in LOGS]
+
+#: a schema whose description holds non-ASCII text: Haystack renders schemas with ensure_ascii=True
+LOCAL_TOOL = ToolSchema(
+    "search_docs",
+    "Search the docs — returns the best matching pages (ünïcode-safe).",
+    {"type": "object", "properties": {"query": {"type": "string", "description": "Suchbegriff"},
+                                      "limit": {"type": "integer", "minimum": 1}}, "required": ["query"]},
+)
+
+
+def tool_schemas(conversation: compaction.Conversation) -> tuple[ToolSchema, ...]:
+    """The conversation's own schemas, else the real ones of the OpenHands completion log, plus one local schema."""
+    if conversation.tools:
+        return conversation.tools
+    openhands = REAL_LOGS / "openai-chat" / "OpenHands__llm_completions__claude-3-5-sonnet__django-10097.json"
+    real = compaction.load(openhands).tools if openhands.exists() else ()
+    return (*real, LOCAL_TOOL)
+
+
+def haystack_counter(spec: str):
+    """haystack-ai's counter for one of our specs (skips when the tiktoken encoding cannot be loaded here)."""
+    kind, _, arg = spec.partition(":")
+    if kind == "approx":
+        return haystack_counters.ApproximateTokenCounter(float(arg) if arg else 4.0)
+    try:
+        tiktoken_offline.get_encoding(arg)  # seeds tiktoken's cache from bpe-openai when offline
+    except EncodingUnavailable as exc:
+        pytest.skip(f"tiktoken encoding {arg} unavailable: {exc}")
+    return haystack_counters.TiktokenCounter(arg)
+
+
+HAYSTACK_SPECS = ("approx", "approx:3.3", "tiktoken:o200k_base", "tiktoken:cl100k_base")
+
+
+# ------------------------------------------------------------------------------------------------- spec vectors
+SPEC_RENDERING = (
+    '[assistant] \n[assistant -> tool_call] t({"a": [1, 2], "b": "\\u00e9"})\n[assistant] <no content>\n'
+    "[tool:t (error)] boom\n[user] hi\nthere"
+)
+
+
+def spec_vector_messages() -> list[Message]:
+    """strategies.md §1.2: empty text + a call with non-ASCII args, reasoning only, an error result, two text parts."""
+    call = ToolCall("call_1", "t", {"b": "é", "a": [1, 2]})
+    return [
+        Message("assistant", texts=("",), tool_calls=(call,)),
+        Message("assistant", reasoning=("I should call t first.",)),
+        Message("tool", tool_result=ToolResult(call, "boom", error=True)),
+        Message("user", texts=("hi", "there")),
+    ]
+
+
+def test_spec_rendering_vector_renders_exactly_and_counts_33():
+    messages = spec_vector_messages()
+    assert "\n".join(render_haystack(m) for m in messages) == SPEC_RENDERING
+    assert haystack_utils._rendered_conversation(to_haystack_messages(messages)) == SPEC_RENDERING
+    assert make_counter("approx").count(messages) == 33
+    assert haystack_counters.ApproximateTokenCounter().count(to_haystack_messages(messages)) == 33
+
+
+def test_spec_single_user_message_counts_2():
+    assert make_counter("approx").count([user("abc")]) == 2
+    assert haystack_counters.ApproximateTokenCounter().count(to_haystack_messages([user("abc")])) == 2
+
+
+def test_joined_count_is_not_the_sum_of_message_counts():
+    """One floor over the joined text, plus the separators: summing per-message counts would be wrong."""
+    messages = [user("abcde"), assistant("fghij"), user("klmno")]
+    counter = make_counter("approx")
+    assert counter.count(messages) == int((12 + 1 + 17 + 1 + 12) / 4) == 10
+    assert sum(counter.count_one(m) for m in messages) == 3 + 4 + 3
+
+
+def test_images_and_files_cost_flat_tokens_like_haystack():
+    shot = ToolCall("c1", "screenshot", {"url": "https://example.org"})
+    messages = [
+        Message("user", texts=("look",), images=(Image("image/png"),), files=(File("report.pdf", "application/pdf"),)),
+        assistant(None, [shot]),
+        Message("tool", tool_result=ToolResult(shot, ("before ", Image("image/jpeg"), " after", File("a.csv")))),
+        Message("assistant", texts=("done",), images=(Image(),), files=(File(None),)),
+    ]
+    converted = to_haystack_messages(messages)
+    for spec in ("approx", "approx:3.3"):
+        ours, theirs = make_counter(spec), haystack_counter(spec)
+        assert [ours.count(messages[:k]) for k in range(5)] == [theirs.count(converted[:k]) for k in range(5)]
+    assert make_counter("approx").count(messages) >= 3 * 85 + 3 * 1000
+
+
+def test_approx_rejects_non_positive_chars_per_token_like_haystack():
+    with pytest.raises(ValueError) as ours:
+        ApproxCounter(0)
+    with pytest.raises(ValueError) as theirs:
+        haystack_counters.ApproximateTokenCounter(chars_per_token=0)
+    assert str(ours.value) == str(theirs.value)
+
+
+# ------------------------------------------------------------------------------------------------- haystack counters
+@pytest.mark.parametrize("with_tools", [False, True], ids=["no-tools", "tools"])
+@pytest.mark.parametrize("spec", HAYSTACK_SPECS)
+@pytest.mark.parametrize("log", LOGS, ids=LOG_IDS)
+def test_haystack_counters_equal_ours_on_every_prefix(log: Path, spec: str, with_tools: bool):
+    conversation = compaction.load(log)
+    messages = conversation.messages
+    schemas = tool_schemas(conversation) if with_tools else ()
+    theirs = haystack_counter(spec)
+    ours = make_counter(spec)
+    converted = to_haystack_messages(conversation)
+    haystack_tools = to_haystack_tools(schemas) if schemas else None
+    tally = ours.tally(tools=schemas)
+    for k in range(len(messages) + 1):
+        expected = theirs.count(converted[:k], haystack_tools)
+        assert ours.count(messages[:k], schemas) == expected, f"prefix of {k} messages"
+        assert tally.value(with_tools=True) == expected, f"running tally after {k} messages"
+        assert tally.value(with_tools=False) == ours.count(messages[:k]), f"tally without tools, {k} messages"
+        if k < len(messages):
+            tally.append(messages[k])
+    for message, chat_message in zip(messages, converted, strict=True):
+        assert ours.count_one(message) == theirs.count([chat_message])
+
+
+@pytest.mark.parametrize("spec", ["tiktoken:o200k_base", "tiktoken:cl100k_base"])
+def test_tiktoken_join_corrections_hold_on_awkward_boundaries(spec: str):
+    """BPE is not additive across the "\\n" joins: whitespace, digits, contractions and CJK at message edges."""
+    import random
+
+    rng = random.Random(20260613)
+    pieces = ["a", "b", " ", "  ", "\n", "\n\n", "\t", "'s", "'", "1", "23", "456", "é", "日本", "🙂", ".", "!?",
+              "::", "—", "\r\n", "x ", " \n", "\n ", "def ", "    return"]
+
+    def text() -> str:
+        return "".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+
+    theirs, ours = haystack_counter(spec), make_counter(spec)
+    for _ in range(150):
+        messages: list[Message] = []
+        for _ in range(rng.randint(1, 5)):
+            roll = rng.random()
+            if roll < 0.3:
+                messages.append(user(text()))
+            elif roll < 0.55:
+                messages.append(assistant(text()))
+            else:
+                call = ToolCall("id", text().strip() or "t", {"k": text()})
+                messages += [assistant(None, [call]), tool(call, text())]
+        assert ours.count(messages) == theirs.count(to_haystack_messages(messages)), [m.preview() for m in messages]
+
+
+# ------------------------------------------------------------------------------------------------- every counter
+@pytest.mark.parametrize("spec", ["approx", "approx:3.3", "tiktoken:o200k_base", "maf-dotnet", "maf-python"])
+@pytest.mark.parametrize("log", LOGS, ids=LOG_IDS)
+def test_running_tally_equals_full_count_for_every_counter(log: Path, spec: str):
+    if spec.startswith("tiktoken"):
+        haystack_counter(spec)  # skip when the encoding cannot be loaded
+    messages = compaction.load(log).messages
+    counter = make_counter(spec)
+    tally = counter.tally()
+    for k, message in enumerate(messages, start=1):
+        tally.append(message)
+        assert tally.value() == counter.count(messages[:k]), f"after {k} messages"
+    rebuilt = counter.tally(messages[: len(messages) // 2])
+    assert rebuilt.value() == counter.count(messages[: len(messages) // 2])
+
+
+# ------------------------------------------------------------------------------------------------- maf-python
+def maf_edge_messages() -> list[Message]:
+    """Own ids (one colliding with a position), an empty id, errors, reasoning, names, non-ASCII, empty assistant."""
+    call = ToolCall("call_7", "get_weather", {"city": "Zürich", "days": 3, "metric": True})
+    return [
+        system("You are a careful assistant."),
+        user("Wie wird das Wetter?", message_id="msg_3"),
+        assistant("Let me check.", message_id="chatcmpl-9a8b7c"),
+        Message("assistant", reasoning=("The user wants a forecast.",), tool_calls=(call,)),
+        tool(call, "Service unavailable", error=True),
+        Message("user", texts=("日本語で", "お願いします"), name="kenji"),
+        Message("assistant", reasoning=("translate",)),
+        assistant("", message_id=""),
+        Message("tool", tool_result=ToolResult(ToolCall(None, "orphan"), "a result nobody asked for")),
+    ]
+
+
+def framework_messages(messages, keep_writer_ids: bool):
+    """Real ``agent_framework.Message`` objects built by our writer; optionally leave id-less ones for the framework."""
+    from agent_framework import Message as AfMessage
+
+    out = []
+    for index, m in enumerate(messages):
+        data = message_to_maf(m, index)
+        if not keep_writer_ids and not m.meta.get("message_id"):
+            data.pop("message_id")
+        out.append(AfMessage.from_dict(data))
+    return out
+
+
+def annotated_counts(af_messages) -> list[int]:
+    return [m.additional_properties["_group"]["token_count"] for m in af_messages]
+
+
+def maf_cases() -> list:
+    cases = [pytest.param(maf_edge_messages, False, id="edge-cases-framework-ids")]
+    for path in LOGS:
+        cases += [pytest.param(path, True, id=f"{path.name}-writer-ids"),
+                  pytest.param(path, False, id=f"{path.name}-framework-ids")]
+    return cases
+
+
+@pytest.mark.parametrize(("source", "keep_writer_ids"), maf_cases())
+def test_maf_python_equals_annotate_token_counts(source, keep_writer_ids: bool):
+    pytest.importorskip("agent_framework")
+    from agent_framework._compaction import CharacterEstimatorTokenizer, annotate_token_counts
+
+    messages = source() if callable(source) else compaction.load(source).messages
+    real = framework_messages(messages, keep_writer_ids)
+    annotate_token_counts(real, tokenizer=CharacterEstimatorTokenizer())
+    theirs = annotated_counts(real)
+    counter = make_counter("maf-python")
+    assert counter.count(messages) == sum(theirs)
+    per_message = [counter.count(messages[: k + 1]) - counter.count(messages[:k]) for k in range(len(messages))]
+    assert per_message == theirs
+
+
+def test_maf_python_tally_equals_incremental_annotation():
+    """``append_compaction_message`` annotates one message at a time (ids from the running position)."""
+    pytest.importorskip("agent_framework")
+    from agent_framework._compaction import CharacterEstimatorTokenizer, append_compaction_message
+
+    messages = maf_edge_messages()
+    real = framework_messages(messages, keep_writer_ids=False)
+    tokenizer = CharacterEstimatorTokenizer()
+    grown: list = []
+    tally = make_counter("maf-python").tally()
+    for message, af_message in zip(messages, real, strict=True):
+        append_compaction_message(grown, af_message, tokenizer=tokenizer)
+        tally.append(message)
+        assert tally.value() == sum(annotated_counts(grown))
+
+
+def test_maf_python_counts_the_json_the_framework_serializes():
+    """The documented example: user "What's the weather?" with id msg_1 is 32 tokens."""
+    counter = make_counter("maf-python")
+    assert counter.count([user("What's the weather?", message_id="msg_1")]) == 32
+    assert counter.count_one(user("x")) == counter.count([user("x", message_id="msg_0")])
+
+
+# ------------------------------------------------------------------------------------------------- maf-dotnet
+def test_maf_dotnet_counts_utf8_content_bytes_per_group():
+    counter = make_counter("maf-dotnet")
+    # "héllo wörld": 11 characters, é and ö are 2 bytes each → 13 bytes → 3 tokens
+    assert counter.count([user("héllo wörld")]) == 13 // 4 == 3
+    call = ToolCall("call_1", "get_weather", {"city": "Zürich", "days": 3, "metric": True, "opts": {"a": 1},
+                                               "note": None})
+    # call_1 (6) + get_weather (11) + city+Zürich (4+7) + days+"3" (4+1) + metric+"True" (6+4)
+    # + opts+'{"a":1}' (4+7) + note+"" (4+0) = 58 bytes
+    assert tokens.maf_content_bytes(assistant(None, [call])) == 58
+    # call id (6) + "Sunny, 22°C" (12) = 18 bytes; the error flag and the tool name are not counted
+    result = tool(call, "Sunny, 22°C", error=True)
+    assert tokens.maf_content_bytes(result) == 18
+    # a group is floored once: (58 + 18) // 4 = 19, not 58 // 4 + 18 // 4 = 18
+    assert counter.count([assistant(None, [call]), result]) == 19
+    tally = counter.tally([assistant(None, [call])])
+    tally.append(result)
+    assert tally.value() == 19
+    # text and reasoning both count; the role does not
+    assert tokens.maf_content_bytes(Message("assistant", texts=("ok",), reasoning=("plan",))) == 6
+    assert counter.count([Message("assistant", reasoning=("plan",), texts=("ok",))]) == 1
+    # .NET JsonElement.ToString(): False for booleans, raw JSON for arrays and numbers
+    assert tokens.maf_content_bytes(assistant(None, [ToolCall("c", "f", {"flag": False, "xs": [1, 2]})])) == (
+        1 + 1 + 4 + 5 + 2 + 5
+    )
+
+
+# ------------------------------------------------------------------------------------------------- fallback
+def test_tiktoken_unavailable_falls_back_to_approx_with_a_notice(monkeypatch):
+    def unavailable(encoding: str = "o200k_base"):
+        raise EncodingUnavailable(f"no network and no bpe-openai copy of {encoding}")
+
+    monkeypatch.setattr(tiktoken_offline, "get_encoding", unavailable)
+    monkeypatch.setattr(tokens, "_COUNTERS", {})
+    with pytest.raises(EncodingUnavailable):
+        make_counter("tiktoken:o200k_base")
+    choice = resolve_counter("tiktoken:o200k_base")
+    assert isinstance(choice.counter, ApproxCounter)
+    assert choice.counter.spec == "approx:4.0"
+    assert choice.requested == "tiktoken:o200k_base"
+    assert choice.notice is not None
+    assert "'tiktoken:o200k_base' is unavailable" in choice.notice
+    assert "no network and no bpe-openai copy of o200k_base" in choice.notice
+    assert "approx:4.0" in choice.notice
+
+
+def test_unknown_tiktoken_encoding_falls_back_too():
+    choice = resolve_counter("tiktoken:no_such_encoding")
+    assert isinstance(choice.counter, ApproxCounter)
+    assert "no_such_encoding" in (choice.notice or "")
+
+
+def test_available_counter_has_no_notice():
+    choice = resolve_counter("approx:3.3")
+    assert choice.notice is None and choice.counter.spec == "approx:3.3"
+
+
+def test_malformed_counter_specs_are_rejected():
+    for bad in ("approx:fast", "maf-dotnet:2", "bpe"):
+        with pytest.raises(ValueError):
+            make_counter(bad)
