@@ -27,7 +27,7 @@ from ..summarizers import Summarizer, SummaryRequest
 from ..tokens import Counter, render_haystack
 from .base import SUMMARIZER_PARAMS, CallOutcome, Param, RunContext, Runner, StrategyInfo, register
 
-DOCS = "https://docs.haystack.deepset.ai/docs/agent"
+DOCS = "https://docs.haystack.deepset.ai/docs/compaction-hook"
 PRUNING_PLACEHOLDER = "[Tool result removed to free up context. Call `{tool_name}` again if you need it.]"
 SUMMARY_OPEN, SUMMARY_CLOSE = "<conversation_summary>", "</conversation_summary>"
 #: our own wording of the built-in instruction Haystack's SummarizationCompactor describes (same sections and rules)
@@ -730,7 +730,7 @@ register(
                   "`{num_removed}` becomes the number removed in that pass. Empty: remove silently."),
         ),
         build=hook_runner(lambda p: SlidingWindow(p["min_keep_steps"], p["omission_note"] or None)),
-        docs_url="https://docs.haystack.deepset.ai/docs/compaction-hook",
+        docs_url=DOCS,
     )
 )
 
@@ -785,7 +785,7 @@ register(
         ),
         params=(*summarization_params(), *_summarizer_params()),
         build=hook_chain(lambda p, ctx: [summarization_compactor(p, ctx)]),
-        docs_url="https://docs.haystack.deepset.ai/docs/compaction-hook",
+        docs_url=DOCS,
     )
 )
 
@@ -811,7 +811,7 @@ register(
         ),
         build=hook_runner(lambda p: ToolResultOffload(InMemoryToolResultStore(), p["min_keep_steps"],
                                                       p["min_tokens"], p["preview_chars"], replay_uuid_hexes())),
-        docs_url="https://docs.haystack.deepset.ai/docs/compaction-hook",
+        docs_url=DOCS,
     )
 )
 
