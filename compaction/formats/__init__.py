@@ -9,6 +9,7 @@ from pathlib import Path
 from ..conversation import Conversation
 from .base import Document, FormatInfo, LoadError, formats, parse_document, read_path, register_format
 
+
 def load_all() -> None:
     """Import every format module of this package (each registers itself; idempotent)."""
     for module in pkgutil.iter_modules(__path__):

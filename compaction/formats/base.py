@@ -10,6 +10,7 @@ from typing import Any
 
 from ..conversation import Conversation, LoadWarning
 
+
 class LoadError(ValueError):
     """A log that cannot be read: names the file, the line or field, and what was expected."""
 

@@ -23,6 +23,7 @@ _HAYSTACK_NAMES = (
     "to_haystack_message",
     "to_haystack_messages",
     "to_haystack_tools",
+    "with_tokens_sent",
 )
 
 

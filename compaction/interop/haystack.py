@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..conversation import COMPACTION_META_KEY, Conversation, LoadWarning, Message, ToolSchema
@@ -173,8 +173,8 @@ class HookCall:
     compacted: bool
     #: the target handed to the compactor (``None`` when the hook did not trigger)
     target: int | None
-    #: ``token_counter.count(messages, tools)`` of what was sent
-    tokens_sent: int
+    #: ``token_counter.count(messages, tools)`` of what was sent (``None`` if not measured, see ``measure_sent``)
+    tokens_sent: int | None
     #: the ``ChatMessage`` list the chat generator would receive in this call
     messages: tuple[Any, ...]
 
@@ -208,6 +208,7 @@ def drive_haystack_hook(
     tools: Sequence[Any] | None = None,
     include_log_summaries: bool = False,
     chat_messages: Sequence[Any] | None = None,
+    measure_sent: bool = True,
 ) -> list[HookCall]:
     """Run haystack-ai's real ``CompactionHook(compactor, ...)`` before every LLM call of ``conversation``.
 
@@ -216,7 +217,9 @@ def drive_haystack_hook(
     means the conversation's own tool schemas. The log's own compaction summaries are left out unless
     ``include_log_summaries``, as :func:`compaction.replay` does. ``chat_messages`` may hold the conversation already
     converted (one ``ChatMessage`` per message, e.g. from :func:`to_haystack_messages`), so that timing the driver
-    measures the hook, not the conversion. Returns one :class:`HookCall` per assistant message.
+    measures the hook, not the conversion. After a compaction the Agent does not count what it sends, so the driver
+    does it for the record; ``measure_sent=False`` leaves ``tokens_sent`` to :func:`with_tokens_sent`, for timings
+    that should hold only what the Agent does. Returns one :class:`HookCall` per assistant message.
     """
     _require_haystack()
     from haystack.hooks.compaction import CompactionHook
@@ -238,12 +241,23 @@ def drive_haystack_hook(
             if index in skipped:
                 continue
             if message.role == "assistant":
-                calls.append(_one_call(hook, hooks, state, recorder, len(calls), index, flat_tools, _run_hooks))
+                calls.append(_one_call(hooks, state, recorder, len(calls), index, flat_tools, _run_hooks))
             state.set("messages", [chat_messages[index] if chat_messages is not None else to_haystack_message(message)])
-    return calls
+    return with_tokens_sent(calls, hook.token_counter, flat_tools) if measure_sent else calls
 
 
-def _one_call(hook: Any, hooks: dict, state: Any, recorder: _Recorder, step: int, index: int, tools: list[Any],
+def with_tokens_sent(calls: Sequence[HookCall], token_counter: Any, tools: Sequence[Any] = ()) -> list[HookCall]:
+    """The records with ``tokens_sent`` filled in: the estimate where nothing changed, else a count of what was sent
+    (``token_counter`` and ``tools`` as given to the hook, haystack objects)."""
+    return [
+        call if call.tokens_sent is not None else replace(
+            call, tokens_sent=token_counter.count(messages=list(call.messages), tools=list(tools) or None)
+            if call.compacted else call.tokens_before)
+        for call in calls
+    ]
+
+
+def _one_call(hooks: dict, state: Any, recorder: _Recorder, step: int, index: int, tools: list[Any],
               run_hooks: Any) -> HookCall:
     """Run the ``before_llm`` hooks once, as ``Agent._run_step`` does, and record what the hook did."""
     from haystack.components.agents.state.state_utils import replace_values
@@ -253,17 +267,14 @@ def _one_call(hook: Any, hooks: dict, state: Any, recorder: _Recorder, step: int
     run_hooks(hooks=hooks, hook_point=BEFORE_LLM, state=state)
     tags = recorder.take()
     sent = tuple(state.data["messages"])
-    estimated = int(tags["estimated_context_tokens"])
-    compacted = bool(tags.get("compacted", False))
-    tokens_sent = hook.token_counter.count(messages=list(sent), tools=tools) if compacted else estimated
     return HookCall(
         step=step,
         message_index=index,
-        tokens_before=estimated,
+        tokens_before=int(tags["estimated_context_tokens"]),
         triggered=bool(tags["triggered"]),
-        compacted=compacted,
+        compacted=bool(tags.get("compacted", False)),
         target=tags.get("target_tokens"),
-        tokens_sent=tokens_sent,
+        tokens_sent=None,
         messages=sent,
     )
 

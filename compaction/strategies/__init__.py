@@ -7,6 +7,7 @@ import pkgutil
 
 from .base import CallOutcome, Param, RunContext, Runner, StrategyInfo, get_strategy, register, registry
 
+
 def load_all() -> None:
     """Import every strategy module of this package (each registers its strategies; idempotent)."""
     for module in pkgutil.iter_modules(__path__):

@@ -21,8 +21,9 @@ import pandas as pd
 import streamlit as st
 
 import compaction
-from compaction import charts, views
+from compaction import charts, explain, views
 from compaction.conversation import Conversation
+from compaction.explain import SetupWarning
 from compaction.replay import Replay
 from compaction.setups import Setup
 from compaction.tokens import CounterChoice
@@ -34,7 +35,7 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@st.cache_resource(max_entries=16, show_spinner=False)
+@st.cache_resource(max_entries=6, show_spinner=False)
 def parse_log(key: str, name: str, format: str | None, _data: bytes) -> list[Conversation]:
     """Every conversation in a log (``key`` is the content hash of ``_data``). Raises ``LoadError``."""
     return compaction.load_all_conversations(_data, format=format, name=name)
@@ -64,7 +65,7 @@ class ReplayKey:
                      self.counter, label)
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=48, show_spinner=False)
 def run_replay(key: ReplayKey, _conversation: Conversation) -> Replay:
     """Replay ``_conversation`` under the setup ``key`` describes. Raises ``ValueError`` for invalid settings."""
     return key.setup().run(_conversation)
@@ -90,3 +91,9 @@ def tokens_chart_spec(key: RunsKey, colors: tuple[tuple[str, str], ...], context
 def context_strip_spec(key: RunsKey, step: int, _strip: pd.DataFrame, labels: tuple[str, ...]) -> dict:
     """The fate strip of one step as a Vega-Lite dict."""
     return charts.context_strip_chart(_strip, labels).to_dict()
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def setup_warnings(key: ReplayKey, _replay: Replay) -> list[SetupWarning]:
+    """Thrashing, floors, lost task messages, split tool pairs… of one replay (they scan every call once)."""
+    return explain.warnings_for(_replay)

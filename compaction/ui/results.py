@@ -15,7 +15,7 @@ from . import cache
 from .guard import log, one_line
 from .settings import Policy
 from .setups import SetupSpec
-from .text import colored, escape_markdown
+from .text import colored, compact_number, escape_markdown
 
 REPLAY_ASSUMPTION = (
     "Replay assumes the agent would have acted the same after compaction: every later message is taken from the "
@@ -85,8 +85,11 @@ def show_metric_cards(results: Sequence[SetupResult], context_window: int) -> No
     cols = st.columns(len(replayed) + 1)
     with cols[0].container(border=True):
         st.markdown("**Uncompacted log**")
-        st.metric("Peak context", f"{peak:,}", help="The largest context any LLM call of the log sent.")
-        st.metric("Total tokens sent", f"{total:,}", help="Sum over all LLM calls of the tokens each call sent.")
+        left, right = st.columns(2)
+        left.metric("Peak context", compact_number(peak),
+                    help=f"The largest context any LLM call of the log sent: {peak:,} tokens.")
+        right.metric("Total sent", compact_number(total),
+                     help=f"Sum over all LLM calls of the tokens each call sent: {total:,} tokens.")
         st.caption(f"{over:,} of {len(uncompacted):,} calls exceed the {context_window:,}-token window"
                    + (": without compaction they would fail or be truncated." if over else "."))
     for col, r in zip(cols[1:], replayed, strict=True):
@@ -94,22 +97,25 @@ def show_metric_cards(results: Sequence[SetupResult], context_window: int) -> No
         saved_pct = 100.0 * s["tokens_saved"] / s["total_tokens_uncompacted"] if s["total_tokens_uncompacted"] else 0.0
         with col.container(border=True):
             st.markdown(f"**{colored('■ Setup ' + r.setup.label, r.setup.color)}** · {r.replay.strategy.title}")
-            st.metric("Peak context", f"{s['peak_tokens_sent']:,}",
-                      delta=f"{s['peak_tokens_sent'] - peak:,} vs uncompacted", delta_color="inverse",
-                      help="The largest context this setup sent in any LLM call.")
-            st.metric("Tokens saved", f"{s['tokens_saved']:,}", delta=f"{saved_pct:.1f}% of uncompacted",
-                      delta_color="normal" if s["tokens_saved"] >= 0 else "inverse",
-                      help="Total tokens sent by the uncompacted log minus this setup's total, over all LLM calls.")
+            left, right = st.columns(2)
+            left.metric("Peak context", compact_number(s["peak_tokens_sent"]),
+                        delta=compact_number(s["peak_tokens_sent"] - peak), delta_color="inverse",
+                        help=f"The largest context this setup sent in any LLM call: {s['peak_tokens_sent']:,} tokens "
+                        f"({s['peak_tokens_sent'] - peak:+,} against the uncompacted log).")
+            right.metric("Tokens saved", compact_number(s["tokens_saved"]), delta=f"{saved_pct:.1f}%",
+                         delta_color="normal" if s["tokens_saved"] >= 0 else "inverse",
+                         help="Total tokens sent by the uncompacted log minus this setup's total, over all LLM calls: "
+                         f"{s['tokens_saved']:,} tokens ({saved_pct:.1f}% of the uncompacted total).")
             declined = s["declined_triggers"]
             st.caption(f"{s['compactions']:,} compaction{'s' if s['compactions'] != 1 else ''}"
                        + (f" · {declined:,} declined trigger{'s' if declined != 1 else ''} (nothing it may compact)"
                           if declined else ""))
-            _setup_warnings(r.replay)
+            _setup_warnings(r)
 
 
-def _setup_warnings(rep: Replay) -> None:
+def _setup_warnings(result: SetupResult) -> None:
     """Thrashing, a floor at the trigger, a lost task message, split tool pairs… with the calls concerned."""
-    found = explain.warnings_for(rep)
+    found = cache.setup_warnings(result.key, result.replay) if result.key else explain.warnings_for(result.replay)
     if not found:
         return
     with st.expander(f"{len(found)} warning{'s' if len(found) != 1 else ''}", icon=":material/warning:"):

@@ -131,5 +131,6 @@ def choose_policy() -> Policy:
             "tokens (strategies with their own trigger may differ)."
         )
     else:
-        st.error(policy.error, icon=":material/block:")  # our own validation text, not log content
+        # our own validation text, not log content; the full reason is shown above the results
+        st.error(policy.error.split(". ")[0] + ".", icon=":material/block:")
     return policy

@@ -97,9 +97,10 @@ def param_widget(param: Param, key: str) -> Any:
 
 
 def _int_step(param: Param) -> int:
-    """A step that makes a number input usable: 1 for small values, coarser for token-sized ones."""
+    """A step that makes a number input usable: 1 for small values, coarser for token-sized ones (200 → 10,
+    100000 → 10000)."""
     default = abs(int(param.default or 0))
-    return 1 if default < 1000 else 10 ** (len(str(default)) - 2)
+    return 10 ** max(len(str(default)) - 2, 0)
 
 
 def choose_setup(label: str, default_strategy: str, position: int, strategies: dict[str, StrategyInfo]) -> SetupSpec:

@@ -44,3 +44,16 @@ def clip(text: str, limit: int) -> tuple[str, int]:
     if len(text) <= limit:
         return text, 0
     return text[:limit], len(text) - limit
+
+
+def compact_number(n: float) -> str:
+    """A token count in a few characters: ``950``, ``12.3k``, ``118k``, ``3.24M``."""
+    value = float(n)
+    size = abs(value)
+    if size < 1000:
+        return f"{value:,.0f}"
+    if size < 100_000:
+        return f"{value / 1000:.1f}k"
+    if size < 1_000_000:
+        return f"{value / 1000:.0f}k"
+    return f"{value / 1_000_000:.2f}M"
