@@ -124,6 +124,21 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> None:
                       f"{item.message.preview(100)}\n")
 
 
+def cmd_export(args: argparse.Namespace, out: TextIO) -> None:
+    from .export import export_setup
+
+    snippets = export_setup(args.strategy, _parse_sets(args.set), context_window=args.context_window,
+                            compact_at=args.compact_at, compact_to=args.compact_to, counter=args.counter)
+    if args.json:
+        _print_json([s.to_json() for s in snippets], out)
+        return
+    for snippet in snippets:
+        out.write(f"# {snippet.title} ({snippet.language})\n{snippet.code.rstrip()}\n")
+        if snippet.note:
+            out.write(f"# note: {snippet.note}\n")
+        out.write("\n")
+
+
 def cmd_convert(args: argparse.Namespace, out: TextIO) -> None:
     conv = load(args.log, format=args.format, conversation=args.conversation)
     value = write_format(conv, args.to)
@@ -321,6 +336,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--engine", default="local", choices=("local", "dask"))
     p.add_argument("--scheduler", help="dask.distributed scheduler address (engine dask)")
     p.set_defaults(func=cmd_fleet)
+
+    p = sub.add_parser("export", help="a setup as production code for its framework")
+    p.add_argument("--strategy", required=True)
+    p.add_argument("--set", action="append", metavar="PARAM=VALUE")
+    p.add_argument("--context-window", type=int, default=200_000)
+    p.add_argument("--compact-at", type=float, default=0.7)
+    p.add_argument("--compact-to", type=float, default=0.4)
+    p.add_argument("--counter", default=DEFAULT_COUNTER)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("convert", help="write a log in another format")
     p.add_argument("log")

@@ -190,3 +190,11 @@ def test_fleet_with_an_axis_expands_setups(tmp_path):
     data = json.loads(text)
     assert {a["setup"] for a in data["aggregate"]} == {"haystack.tool_result_pruning compact_at=0.6",
                                                         "haystack.tool_result_pruning compact_at=0.8"}
+
+
+def test_export_prints_runnable_code():
+    code, text = run("export", "--strategy", "haystack.tool_result_pruning", "--set", "min_keep_steps=2",
+                     "--context-window", "128000")
+    assert code == 0 and "ToolResultPruningCompactor(" in text and "min_keep_steps=2" in text
+    code, text = run("export", "--strategy", "anthropic.clear_tool_uses_20250919", "--json")
+    assert code == 0 and json.loads(text)[0]["language"]
