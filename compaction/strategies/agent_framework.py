@@ -46,6 +46,8 @@ class Group:
     tokens: int = 0
     excluded: bool = False
     reason: str | None = None
+    #: the entries as stored while excluded (built once per exclusion, reused by every snapshot)
+    excluded_entries: list[Entry] | None = field(default=None, repr=False)
     #: a ToolCall group still taking tool / reasoning-only messages (only ever true for the last group)
     open: bool = field(default=False, repr=False)
     #: the ``AppendFromMessages`` batch that formed it (groups never grow across batches)
@@ -162,6 +164,7 @@ class MessageIndex:
         self._account(group, -1)
         group.excluded = True
         group.reason = reason
+        group.excluded_entries = [e if e.excluded else e.excluded_as(reason) for e in group.entries]
 
     def insert_after(self, group: Group, new: Group) -> None:
         self._add_group(new, self.groups.index(group) + 1)
@@ -175,6 +178,7 @@ class MessageIndex:
             return
         group.excluded = False
         group.reason = None
+        group.excluded_entries = None
         self._account(group, +1)
 
     # ---------------------------------------------------------------------------------------------- views
@@ -185,7 +189,9 @@ class MessageIndex:
         out: list[Entry] = []
         for g in self.groups:
             if g.excluded:
-                out.extend(e if e.excluded else e.excluded_as(g.reason or "excluded") for e in g.entries)
+                if g.excluded_entries is None or len(g.excluded_entries) != len(g.entries):
+                    g.excluded_entries = [e if e.excluded else e.excluded_as(g.reason or "excluded") for e in g.entries]
+                out.extend(g.excluded_entries)
             else:
                 out.extend(g.entries)
         return out
