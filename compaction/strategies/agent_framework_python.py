@@ -50,9 +50,22 @@ class Record:
     #: linkable call declarations and results: (role, call content type, call id)
     calls: tuple[tuple[str, str, str], ...] = field(default=(), repr=False)
 
+    #: the stored entry while excluded, built once per exclusion reason and reused by every snapshot
+    _excluded_entry: Entry | None = field(default=None, repr=False)
+
     @property
     def message(self) -> Message:
         return self.entry.message
+
+    def stored(self) -> Entry:
+        """The entry as a snapshot stores it (with the exclusion flag and reason when excluded)."""
+        if not self.excluded:
+            return self.entry
+        reason = self.reason or "excluded"
+        cached = self._excluded_entry
+        if cached is None or cached.exclude_reason != reason:
+            cached = self._excluded_entry = self.entry.excluded_as(reason)
+        return cached
 
 
 def _record(entry: Entry) -> Record:
@@ -320,7 +333,7 @@ class History:
         self.annotate(from_index=position)
 
     def entries(self) -> list[Entry]:
-        return [r.entry.excluded_as(r.reason or "excluded") if r.excluded else r.entry for r in self.records]
+        return [r.stored() for r in self.records]
 
 
 # ------------------------------------------------------------------------------------------------- strategies
