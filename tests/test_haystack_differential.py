@@ -19,7 +19,11 @@ from compaction.interop.haystack import (
     chat_message_view,
     differences,
     drive_haystack_hook,
+    from_haystack_message,
+    from_haystack_messages,
     message_view,
+    to_haystack_messages,
+    to_haystack_tools,
 )
 from compaction.policy import ThresholdPolicy
 from compaction.strategies.haystack import ToolResultPruning
@@ -208,3 +212,67 @@ def test_some_settings_are_rejected_by_both():
         except ValueError:
             rejected += 1
     assert 0 < rejected < len(THRESHOLDS)
+
+
+# ------------------------------------------------------------------------------------------------- interop
+def test_differences_reports_a_real_disagreement():
+    """The comparison helper the benchmark relies on is not blind: different settings show up call by call."""
+    path = REAL_LOGS / "openai-plain" / "mini-swe-agent__astropy-12907.json"
+    if not path.exists():
+        pytest.skip("mini-swe-agent log not available")
+    conversation = compaction.load(path)
+    window = int(uncompacted_peak(path, conversation, "approx") / 2.5)
+    ours = compaction.replay(conversation, "haystack.tool_result_pruning", {"min_tokens": 100}, context_window=window)
+    theirs = drive_haystack_hook(conversation, hooks.ToolResultPruningCompactor(min_tokens=200), context_window=window)
+    found = differences(ours, theirs)
+    assert any("tokens_sent" in line for line in found)
+    assert any("messages sent differ" in line for line in found)
+    assert differences(ours, theirs[:-1]) == [f"{len(ours.steps)} LLM calls replayed, {len(theirs) - 1} driven "
+                                              f"through the hook"]
+
+
+@pytest.mark.parametrize("log", LOGS, ids=[p.name for p in LOGS])
+def test_conversion_round_trips_through_chat_message(log: Path):
+    conversation = compaction.load(log)
+    converted = to_haystack_messages(conversation)
+    assert len(converted) == len(conversation.messages)
+    back = from_haystack_messages(converted)
+    assert all(a.same_content(b) for a, b in zip(conversation.messages, back, strict=True))
+    assert [message_view(m) for m in conversation.messages] == [chat_message_view(c) for c in converted]
+
+
+def test_a_chat_message_with_several_results_becomes_several_tool_messages():
+    from haystack.dataclasses import ChatMessage, ToolCall, ToolCallResult
+
+    first, second = ToolCall("read", {"path": "a.py"}, id="c1"), ToolCall("read", {"path": "b.py"}, id="c2")
+    both = ChatMessage.from_dict({"role": "tool", "meta": {}, "name": None, "content": [
+        {"tool_call_result": ToolCallResult("A", first, False).to_dict()},
+        {"tool_call_result": ToolCallResult("B", second, True).to_dict()},
+    ]})
+    split = from_haystack_messages([both])
+    assert [(m.role, m.tool_result.result, m.tool_result.call_id, m.tool_result.error) for m in split] == [
+        ("tool", "A", "c1", False), ("tool", "B", "c2", True)]
+    with pytest.raises(ValueError, match="2 tool results"):
+        from_haystack_message(both)
+    assert from_haystack_message(ChatMessage.from_user("hi")).texts == ("hi",)
+
+
+def test_tool_schemas_become_haystack_tools_with_the_same_spec():
+    path = REAL_LOGS / "openai-chat" / "OpenHands__llm_completions__claude-3-5-sonnet__django-10097.json"
+    if not path.exists():
+        pytest.skip("the OpenHands completion log (with tool schemas) is not available")
+    schemas = compaction.load(path).tools
+    tools = to_haystack_tools(schemas)
+    assert [t.tool_spec for t in tools] == [s.spec() for s in schemas]
+    assert tools[0].invoke() == ""  # the replay never runs tools: a no-op stands behind each schema
+
+
+def test_interop_imports_no_framework_until_used():
+    import subprocess
+    import sys
+
+    code = ("import sys, compaction, compaction.interop, compaction.interop.haystack; "
+            "assert 'haystack' not in sys.modules and 'agent_framework' not in sys.modules, sorted(sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
