@@ -89,6 +89,12 @@ class Tally(ABC):
     def value(self, with_tools: bool = True) -> int:
         """The counter's count of the list so far (with the tool schemas, or without)."""
 
+    def replace(self, previous: Message | None, old: Message, new: Message, following: Message | None) -> bool:
+        """Account for ``old`` (between ``previous`` and ``following``) having been replaced by ``new`` in place.
+
+        Returns False when this tally cannot update in place (the caller then rebuilds it)."""
+        return False
+
 
 class Counter(ABC):
     """A token counter; ``spec`` is the string that recreates it (``approx:4.0``, ``tiktoken:o200k_base``…)."""
@@ -236,6 +242,21 @@ class _JoinedTally(Tally):
             last = m
         self._units, self._nontext, self._last = units, nontext, last
         self._n += len(messages)
+
+    def replace(self, previous: Message | None, old: Message, new: Message, following: Message | None) -> bool:
+        c = self._counter
+        before, after = c.parts(old), c.parts(new)
+        units = after.units - before.units
+        if previous is not None:
+            units += c._join_units(previous, "\n", "", new) - c._join_units(previous, "\n", "", old)
+        if following is not None:
+            units += c._join_units(new, "\n", "", following) - c._join_units(old, "\n", "", following)
+        elif self._last is old:
+            self._last = new
+        self._units += units
+        self._nontext += ((after.images - before.images) * c.tokens_per_image
+                          + (after.files - before.files) * c.tokens_per_file)
+        return True
 
     def value(self, with_tools: bool = True) -> int:
         c = self._counter
@@ -437,6 +458,10 @@ class _ByteTally(Tally):
 
     def append(self, message: Message) -> None:
         self._bytes += self._counter.content_bytes(message)
+
+    def replace(self, previous: Message | None, old: Message, new: Message, following: Message | None) -> bool:
+        self._bytes += self._counter.content_bytes(new) - self._counter.content_bytes(old)
+        return True
 
     def value(self, with_tools: bool = True) -> int:
         return self._bytes // 4

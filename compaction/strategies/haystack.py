@@ -167,7 +167,8 @@ class Compactor(ABC):
     report: CompactionReport
 
     @abstractmethod
-    def compact(self, entries: list[Entry], target: int, counter: Counter) -> list[Entry] | None: ...
+    def compact(self, entries: list[Entry], target: int, counter: Counter,
+                current_tokens: int | None = None) -> list[Entry] | None: ...
 
     def start_report(self) -> CompactionReport:
         """A fresh report for the next ``compact`` call."""
@@ -180,12 +181,34 @@ class Compactor(ABC):
         return "; ".join(report.notes) if report is not None else ""
 
 
+def newest_result_positions(messages: Sequence[Message], steps: int) -> set[int]:
+    """Result positions of the newest ``steps`` tool-calling steps, found from the end.
+
+    Same answer as taking the last ``steps`` of :func:`result_step_positions`: a run of tool results is a step's
+    results exactly when an assistant message comes right before it."""
+    protected: set[int] = set()
+    found = 0
+    i = len(messages) - 1
+    while i >= 0 and found < steps:
+        if messages[i].tool_result is None:
+            i -= 1
+            continue
+        end = i
+        while i >= 0 and messages[i].tool_result is not None:
+            i -= 1
+        if i >= 0 and messages[i].role == "assistant":
+            protected.update(range(i + 1, end + 1))
+            found += 1
+    return protected
+
+
 def replace_results_until_target(
     entries: list[Entry],
     target: int,
     counter: Counter,
     min_keep_steps: int,
     replace_one: Callable[[Message], tuple[Message, int] | None],
+    current_tokens: int | None = None,
     **info: Any,
 ) -> list[Entry] | None:
     """Haystack's oldest-first tool-result replacement loop shared by pruning and offloading.
@@ -194,11 +217,10 @@ def replace_results_until_target(
     total is lowered by each replacement's own saving (no recount) and the loop stops once it is at or under target.
     """
     messages = messages_of(entries)
-    current = counter.count(messages)
+    current = counter.count(messages) if current_tokens is None else current_tokens
     if current <= target:
         return None
-    steps = result_step_positions(messages)
-    protected = {p for step in steps[-min_keep_steps:] for p in step}
+    protected = newest_result_positions(messages, min_keep_steps)
     out = list(entries)
     changed = False
     for index, message in enumerate(messages):
@@ -245,9 +267,11 @@ class ToolResultPruning(Compactor):
         self.placeholder = placeholder
         self.skip_meta_keys = tuple(skip_meta_keys)
 
-    def compact(self, entries: list[Entry], target: int, counter: Counter) -> list[Entry] | None:
+    def compact(self, entries: list[Entry], target: int, counter: Counter,
+                current_tokens: int | None = None) -> list[Entry] | None:
         return replace_results_until_target(
-            entries, target, counter, self.min_keep_steps, lambda m: self._prune(m, counter), placeholder=True
+            entries, target, counter, self.min_keep_steps, lambda m: self._prune(m, counter),
+            current_tokens=current_tokens, placeholder=True,
         )
 
     def _prune(self, message: Message, counter: Counter) -> tuple[Message, int] | None:
@@ -327,9 +351,11 @@ class ToolResultOffload(Compactor):
         self.preview_chars = preview_chars
         self.uuid_hex = uuid_hex or replay_uuid_hexes()
 
-    def compact(self, entries: list[Entry], target: int, counter: Counter) -> list[Entry] | None:
+    def compact(self, entries: list[Entry], target: int, counter: Counter,
+                current_tokens: int | None = None) -> list[Entry] | None:
         return replace_results_until_target(
-            entries, target, counter, self.min_keep_steps, lambda m: self._offload(m, counter), offloaded=True
+            entries, target, counter, self.min_keep_steps, lambda m: self._offload(m, counter),
+            current_tokens=current_tokens, offloaded=True,
         )
 
     def _offload(self, message: Message, counter: Counter) -> tuple[Message, int] | None:
@@ -395,9 +421,10 @@ class SlidingWindow(Compactor):
         self.min_keep_steps = min_keep_steps
         self.omission_note = omission_note
 
-    def compact(self, entries: list[Entry], target: int, counter: Counter) -> list[Entry] | None:
+    def compact(self, entries: list[Entry], target: int, counter: Counter,
+                current_tokens: int | None = None) -> list[Entry] | None:
         messages = messages_of(entries)
-        if counter.count(messages) <= target:
+        if (counter.count(messages) if current_tokens is None else current_tokens) <= target:
             return None
         kept_indices, note_index, turns_removed, steps_removed = self._split(messages, target, counter)
         kept_set = set(kept_indices)
@@ -490,9 +517,10 @@ class Summarization(Compactor):
         #: what the simulated backends aim for; by default the compactor's own planning estimate
         self.summary_tokens = summary_tokens or approximate_summary_tokens
 
-    def compact(self, entries: list[Entry], target: int, counter: Counter) -> list[Entry] | None:
+    def compact(self, entries: list[Entry], target: int, counter: Counter,
+                current_tokens: int | None = None) -> list[Entry] | None:
         current_entries = entries
-        current = counter.count(messages_of(entries))
+        current = counter.count(messages_of(entries)) if current_tokens is None else current_tokens
         summarized = False
         while current > target:
             messages = messages_of(current_entries)
@@ -645,7 +673,8 @@ class HookRunner(Runner):
             target = self.policy.target(overhead)
             target_seen = target if target_seen is None else target_seen
             report = compactor.start_report()
-            result = compactor.compact(list(self._entries), target, self.counter)
+            result = compactor.compact(list(self._entries), target, self.counter,
+                                       current_tokens=self._tally.value(with_tools=False))
             model_calls.extend(report.model_calls)
             if result is None:
                 reason = "; ".join(report.notes) or "nothing it may compact"
@@ -653,8 +682,8 @@ class HookRunner(Runner):
                 continue
             notes.append(compactor.describe(self._entries, result))
             compacted_any = True
+            self._update_tally(self._entries, result)
             self._entries = result
-            self._tally = self.counter.tally(messages_of(result), self.tools)
         return CallOutcome(
             tokens_before=before,
             tokens_sent=self.measure(),
@@ -664,6 +693,20 @@ class HookRunner(Runner):
             note="; ".join(n for n in notes if n),
             model_calls=model_calls,
         )
+
+
+    def _update_tally(self, before: list[Entry], after: list[Entry]) -> None:
+        """Follow in-place replacements incrementally; rebuild the running count after anything else."""
+        if len(before) == len(after):
+            changed = [i for i, (a, b) in enumerate(zip(before, after)) if a is not b]
+            for i in changed:
+                previous = after[i - 1].message if i > 0 else None
+                following = before[i + 1].message if i + 1 < len(before) else None
+                if not self._tally.replace(previous, before[i].message, after[i].message, following):
+                    break
+            else:
+                return
+        self._tally = self.counter.tally(messages_of(after), self.tools)
 
 
 def hook_chain(chain_factory: Callable[[Mapping[str, Any], RunContext], Sequence[Compactor]]):
