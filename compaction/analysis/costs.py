@@ -143,10 +143,6 @@ def _timestamp(message: Message) -> float | None:
     return None
 
 
-def _same(a: Message, b: Message) -> bool:
-    return a is b or a.same_content(b)
-
-
 @dataclass(frozen=True)
 class CallInput:
     """What one LLM call sent and produced, for pricing."""
@@ -183,18 +179,29 @@ def price_calls(calls: Iterable[CallInput], counter: Counter, prices: PriceModel
     report = CostReport(prices)
     previous: Sequence[Message] = ()
     previous_time: float | None = None
+    tally = None  # the running count of `previous`
     for call in calls:
         context = call.context
         limit = min(len(previous), len(context))
         p = 0
-        while p < limit and _same(previous[p], context[p]):
+        identical = True  # the shared prefix is the very same message objects
+        while p < limit:
+            a, b = previous[p], context[p]
+            if a is not b:
+                if not a.same_content(b):
+                    break
+                identical = False
             p += 1
-        tally = counter.tally(tools=tools)
-        prefix_tokens = tally.value(with_tools=True) if tools else 0
-        for i, m in enumerate(context):
-            tally.append(m)
-            if i + 1 == p:
-                prefix_tokens = tally.value(with_tools=True)
+        if tally is not None and identical and p == len(previous) > 0:
+            # the call extends the previous one (every call without a compaction): go on counting from there
+            prefix_tokens = tally.value(with_tools=True)
+            for m in context[p:]:
+                tally.append(m)
+        else:
+            tally = counter.tally(context[:p], tools=tools)
+            prefix_tokens = tally.value(with_tools=True) if p or tools else 0
+            for m in context[p:]:
+                tally.append(m)
         total = tally.value(with_tools=True) + hidden_prefix_tokens
         prefix_tokens += hidden_prefix_tokens
         now = _timestamp(context[-1]) if context else None
@@ -222,7 +229,7 @@ def _output_tokens(rep: Replay, message_index: int, use_reported: bool) -> int:
 def replay_costs(rep: Replay, prices: PriceModel, use_reported_output: bool = True) -> CostReport:
     """Price every call of a replay as compacted."""
     return price_calls(
-        (CallInput(s.step, [e.message for e in rep.entries_at(s.step) if not e.excluded],
+        (CallInput(s.step, rep.messages_at(s.step),
                    _output_tokens(rep, s.message_index, use_reported_output), s.model_calls) for s in rep.steps),
         rep.counter, prices, rep.conversation.tools,
     )

@@ -237,9 +237,10 @@ def _cache_split(lay: _Layout, sent: np.ndarray, first_change: np.ndarray, saved
     return read, write, sent - read - write
 
 
-def fast_sweep_rows(conv: Conversation, setup, combos: Sequence[Mapping[str, Any]], prices: PriceModel
-                    ) -> list[dict[str, Any]] | None:
-    """Sweep rows for pruning + approx, or ``None`` when this setup needs full replays."""
+def fast_sweep_rows(conv: Conversation, setup, combos: Sequence[Mapping[str, Any]], prices: PriceModel,
+                    with_information: bool = False) -> list[dict[str, Any]] | None:
+    """Sweep rows for pruning + approx, or ``None`` when this setup needs full replays. With ``with_information``
+    each row also gets the information-loss score, from the results the run pruned and when."""
     kind, _, arg = setup.counter.partition(":")
     if setup.strategy != STRATEGY or kind != "approx":
         return None
@@ -276,7 +277,20 @@ def fast_sweep_rows(conv: Conversation, setup, combos: Sequence[Mapping[str, Any
             "declined": run.declined,
             "thrash": sum(1 for x, y in zip(run.compacted, run.compacted[1:]) if y == x + 1),
         })
+        if with_information:
+            rows[-1]["information_loss"] = _information_score(conv, lay, run)
     return rows
+
+
+def _information_score(conv: Conversation, lay: _Layout, run: _Run) -> int:
+    """:func:`~.information.information_loss` ``.score`` of the run: pruning only ever prunes, so each pruned result
+    is first not kept at the call that pruned it."""
+    from .information import removal_evidence
+
+    originals = [i for i in range(len(conv.messages)) if i not in conv.log_summary_indices]
+    removals = {originals[position]: (step, "pruned") for position, step in run.pruned_at.items()}
+    step_message = {step: originals[int(position)] for step, position in enumerate(lay.calls)}
+    return sum(1 for e in removal_evidence(conv, removals, step_message) if e.needed)
 
 
 def _baseline_dollars(lay: _Layout, prices: PriceModel) -> float:

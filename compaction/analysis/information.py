@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..conversation import Message
+from ..conversation import Conversation, Message
 from ..replay import Replay
 
 _DISTINCTIVE = re.compile(
@@ -122,13 +122,26 @@ def _user_survival(rep: Replay) -> tuple[bool, bool]:
     return first_ok, latest_ok
 
 
-def information_loss(rep: Replay) -> InformationLoss:
-    """Evidence for every message the replay pruned, collapsed or dropped."""
-    messages = rep.conversation.messages
-    removals = _first_removal(rep)
-    step_message = {s.step: s.message_index for s in rep.steps}
+@dataclass(frozen=True)
+class _ConversationIndex:
+    """What the signals need from a conversation, whatever the setup: computed once per conversation."""
+
+    terms_by_message: dict[int, set[str]]
+    occurrences: dict[str, list[int]]  # term -> indices of the messages holding it, in order
+    calls_by_key: dict[tuple[str, str], list[int]]  # (tool, sorted JSON arguments) -> assistant message indices
+
+
+_INDEX_CACHE: dict[int, tuple[Conversation, _ConversationIndex]] = {}
+_INDEX_CACHE_SIZE = 8
+
+
+def _conversation_index(conv: Conversation) -> _ConversationIndex:
+    """The index of ``conv``, cached by identity (conversations are immutable; a sweep replays one many times)."""
+    hit = _INDEX_CACHE.get(id(conv))
+    if hit is not None and hit[0] is conv:
+        return hit[1]
+    messages = conv.messages
     terms_by_message = {i: distinctive_terms(_message_text(m)) for i, m in enumerate(messages)}
-    # where each term first and last appears outside a given message: count occurrences per term
     occurrences: dict[str, list[int]] = {}
     for i, terms in terms_by_message.items():
         for t in terms:
@@ -138,27 +151,44 @@ def information_loss(rep: Replay) -> InformationLoss:
         if m.role == "assistant":
             for c in m.tool_calls:
                 calls_by_key.setdefault((c.name, json.dumps(c.arguments, sort_keys=True)), []).append(i)
+    index = _ConversationIndex(terms_by_message, occurrences, calls_by_key)
+    while len(_INDEX_CACHE) >= _INDEX_CACHE_SIZE:
+        _INDEX_CACHE.pop(next(iter(_INDEX_CACHE)))
+    _INDEX_CACHE[id(conv)] = (conv, index)
+    return index
 
+
+def removal_evidence(conv: Conversation, removals: Mapping[int, tuple[int, str]], step_message: Mapping[int, int]
+                     ) -> list[LossEvidence]:
+    """Evidence for each removed original (``index -> (step first not kept, fate)``); ``step_message`` maps a step
+    to the index of the assistant message that call produced."""
+    messages = conv.messages
+    index_ = _conversation_index(conv)
+    occurrences = index_.occurrences
     evidence: list[LossEvidence] = []
     for index, (step, fate) in sorted(removals.items()):
         removed_from = step_message[step]
         ev = LossEvidence(index, fate, step)
-        for term in terms_by_message.get(index, ()):
+        for term in index_.terms_by_message.get(index, ()):
+            # quoted by a later assistant message only if no other earlier message (still present or not) carried
+            # the term: so only by the first message other than this one that holds it (``seen`` is in order)
             seen = occurrences[term]
-            for later in _later_assistants(seen, removed_from, messages):
-                # quoted only if no other earlier message (still present or not) carried the term
-                if not any(o != index and o < later for o in seen):
-                    ev.quoted.setdefault(later, []).append(term)
+            later = seen[0] if seen[0] != index else seen[1] if len(seen) > 1 else None
+            if later is not None and later >= removed_from and messages[later].role == "assistant":
+                ev.quoted.setdefault(later, []).append(term)
         result = messages[index].tool_result
         if result is not None:
             key = (result.origin.name, json.dumps(result.origin.arguments, sort_keys=True))
-            ev.refetched_at = [i for i in calls_by_key.get(key, []) if i >= removed_from]
+            ev.refetched_at = [i for i in index_.calls_by_key.get(key, []) if i >= removed_from]
         for terms in ev.quoted.values():
             terms.sort()
         evidence.append(ev)
+    return evidence
+
+
+def information_loss(rep: Replay) -> InformationLoss:
+    """Evidence for every message the replay pruned, collapsed or dropped."""
+    step_message = {s.step: s.message_index for s in rep.steps}
+    evidence = removal_evidence(rep.conversation, _first_removal(rep), step_message)
     first_ok, latest_ok = _user_survival(rep)
     return InformationLoss(evidence, first_ok, latest_ok)
-
-
-def _later_assistants(indices: Iterable[int], start: int, messages) -> list[int]:
-    return [i for i in indices if i >= start and messages[i].role == "assistant"]

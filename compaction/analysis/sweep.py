@@ -16,10 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..conversation import Conversation
-from ..replay import replay
 from ..setups import POLICY_KEYS, Setup
 from ..strategies import get_strategy
-from ..tokens import make_counter
 from .costs import PriceModel, compare_costs, price_model
 from .information import information_loss
 
@@ -129,16 +127,9 @@ def sweep(conv: Conversation, setup: Setup, axes: Mapping[str, Sequence[Any]], *
     combos = grid(axes)
     from .fastpath import fast_sweep_rows
 
-    fast = fast_sweep_rows(conv, setup, combos, prices)
+    fast = fast_sweep_rows(conv, setup, combos, prices, with_information)
     if fast is not None:
         rows = fast
-        if with_information:
-            for row in rows:
-                if "error" not in row:
-                    chosen = setup.with_values({k: row[k] for k in axes})
-                    row["information_loss"] = information_loss(replay(
-                        conv, chosen.strategy, chosen.params, **chosen.policy(),
-                        counter=make_counter(chosen.counter))).score
         if progress:
             progress(len(rows), len(rows))
         return SweepResult(setup, {k: list(v) for k, v in axes.items()}, rows)
