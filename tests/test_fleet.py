@@ -53,11 +53,13 @@ def test_local_fleet_equals_per_log_runs(folder):
     assert worst[0]["dollars"] >= worst[1]["dollars"]
 
 
-def test_dask_local_cluster_equals_local(folder):
-    pytest.importorskip("dask.distributed")
+def test_dask_cluster_equals_local(folder):
+    distributed = pytest.importorskip("dask.distributed")
     logs = find_logs(folder)[:2]
     local = fleet(logs, SETUPS[:1], workers=1, with_information=False)
-    dask = fleet(logs, SETUPS[:1], engine="dask", with_information=False)
+    # a cluster at a scheduler address, as `--engine dask --scheduler ADDRESS` uses one (threads: quick to start)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+        dask = fleet(logs, SETUPS[:1], engine="dask", scheduler=cluster.scheduler_address, with_information=False)
     assert dask.rows == local.rows
 
 
