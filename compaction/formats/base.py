@@ -86,41 +86,76 @@ def formats() -> dict[str, FormatInfo]:
 
 
 def parse_document(data: bytes, path: str | None = None) -> Document:
-    """Decode bytes as UTF-8 JSON, or as JSONL where each bad line is reported and skipped."""
+    """Decode bytes as UTF-8 JSON, or as JSONL where each bad line (invalid JSON or invalid UTF-8) is reported and
+    skipped. JSONL is parsed line by line straight from the bytes, so a large log is never held as a second text copy.
+    """
     if data[:4] == b"PK\x03\x04":
         return Document(path, "zip", raw=data)
     if not data.strip():
         raise LoadError(path, "the file is empty; expected a JSON or JSONL agent log")
     if b"\x00" in data[:4096]:
         raise LoadError(path, "this looks like a binary file; expected a JSON or JSONL agent log (UTF-8 text)")
+    body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+    if _starts_like_jsonl(body):
+        return _jsonl_document(body, path, None)
     try:
-        text = data.decode("utf-8-sig")
+        text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise LoadError(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})", line=line) from None
+        line = body[: exc.start].count(b"\n") + 1
+        raise LoadError(path, f"not UTF-8 text (byte 0x{body[exc.start]:02x} at offset {exc.start})", line=line) from None
     try:
         return Document(path, "json", value=json.loads(text))
     except RecursionError:
         raise LoadError(path, "JSON nested too deeply to be an agent log") from None
     except json.JSONDecodeError as whole_error:
-        records, bad = _parse_lines(text)
-        if not records:
-            raise LoadError(
-                path, f"not valid JSON ({whole_error.msg}) and no line parses as JSONL", line=whole_error.lineno
-            ) from None
-        if len(records) == 1 and not bad:
-            raise LoadError(path, f"not valid JSON: {whole_error.msg}", line=whole_error.lineno) from None
-        return Document(path, "jsonl", records=records, bad_lines=bad)
+        del text
+        return _jsonl_document(body, path, whole_error)
 
 
-def _parse_lines(text: str) -> tuple[list[tuple[int, Any]], list[LoadWarning]]:
+def _starts_like_jsonl(body: bytes) -> bool:
+    """The first line is a whole JSON object and more lines follow: JSONL (cheap: only the first line is parsed)."""
+    end = body.find(b"\n")
+    if end < 0 or not body[end + 1 :].strip():
+        return False
+    first = body[:end].strip()
+    if not first.startswith(b"{"):
+        return False
+    try:
+        return isinstance(json.loads(first), dict)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return False
+
+
+def _jsonl_document(body: bytes, path: str | None, whole_error: json.JSONDecodeError | None) -> Document:
+    records, bad = _parse_lines(body)
+    if not records:
+        reason = f"not valid JSON ({whole_error.msg})" if whole_error else "no valid JSON line"
+        raise LoadError(path, f"{reason} and no line parses as JSONL",
+                        line=whole_error.lineno if whole_error else None)
+    if whole_error is not None and len(records) == 1 and not bad:
+        raise LoadError(path, f"not valid JSON: {whole_error.msg}", line=whole_error.lineno)
+    return Document(path, "jsonl", records=records, bad_lines=bad)
+
+
+def _parse_lines(body: bytes) -> tuple[list[tuple[int, Any]], list[LoadWarning]]:
+    """(line number, value) of every JSON line, and a warning per line that is not valid UTF-8 JSON."""
     records: list[tuple[int, Any]] = []
     bad: list[LoadWarning] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    start, number, size = 0, 0, len(body)
+    while start < size:
+        end = body.find(b"\n", start)
+        if end < 0:
+            end = size
+        number += 1
+        line = body[start:end]
+        start = end + 1
         if not line.strip():
             continue
         try:
             records.append((number, json.loads(line)))
+        except UnicodeDecodeError as exc:
+            bad.append(LoadWarning(f"skipped: not UTF-8 text (byte 0x{line[exc.start]:02x} at column {exc.start + 1})",
+                                   line=number))
         except (json.JSONDecodeError, RecursionError) as exc:
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
             bad.append(LoadWarning(f"skipped: not valid JSON ({reason})", line=number))
