@@ -349,7 +349,8 @@ def _maf_py_children(values: Mapping[str, Any]) -> list[tuple[str, dict[str, Any
     from .strategies.base import SUMMARIZER_PARAMS
 
     out = []
-    for name, args in parse_pipeline(values["children"], MAF_PY_CLASSES):
+    for position, (nested, args) in enumerate(parse_pipeline(values["children"], MAF_PY_CLASSES), start=1):
+        name = _framework_child(nested, "agent_framework_python", MAF_PY_CLASSES, f"strategies child {position}")
         info = get_strategy(f"agent_framework_python.{name}")
         own = {p.name for p in info.params}
         inherited = {k: values[k] for k in ("tokenizer", *(s.name for s in SUMMARIZER_PARAMS)) if k in own
@@ -519,12 +520,25 @@ def _cs_pipeline_children(values: Mapping[str, Any]) -> list[tuple[str, dict[str
     from .strategies.base import SUMMARIZER_PARAMS
 
     out = []
-    for name, args in parse_pipeline(values["children"]):
+    for position, (nested, args) in enumerate(parse_pipeline(values["children"]), start=1):
+        name = _framework_child(nested, "agent_framework", PIPELINE_CHILDREN, f"pipeline child {position}")
         info = get_strategy(PIPELINE_CHILDREN[name][0])
         own = {p.name for p in info.params}
         inherited = {s.name: values[s.name] for s in SUMMARIZER_PARAMS if s.name in own and s.name not in args}
         out.append((name, info.resolve_params({**inherited, **args})))
     return out
+
+
+def _framework_child(name: str, family: str, native: Mapping[str, Any], label: str) -> str:
+    """The framework's own child strategy a composite names; a strategy the replay nests from another family has no
+    production equivalent (a ``ValueError`` says so)."""
+    from .strategies._nesting import native_name
+
+    short = native_name(name, family, native)
+    if short is None:
+        raise ValueError(f"{label} ({name}) is nested by Compaction Lab's adapter; the framework's composite only "
+                         f"takes its own strategies, so this setup has no production code")
+    return short
 
 
 def export_maf_dotnet(setup: Setup) -> list[Snippet]:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..conversation import Message
 from ..history import Entry, inserted
 from ..policy import Trigger, inverse, parse_trigger, tokens_below, tokens_exceed
 from ..tokens import Counter
+from ._nesting import NestedResult, NestedStrategy, check_child_name, describe, inserted_entry, make_nested, native_name
 from .base import SUMMARIZER_PARAMS, CallOutcome, Param, RunContext, Runner, StrategyInfo, register
 
 DOCS = "https://learn.microsoft.com/dotnet/api/microsoft.agents.ai.compaction"
@@ -54,8 +55,14 @@ class Group:
     batch: int = field(default=0, repr=False)
 
     @property
+    def live_entries(self) -> list[Entry]:
+        """The entries that are sent while the group is included (a nested foreign child may exclude single
+        messages of a group; the host's own strategies only ever exclude whole groups)."""
+        return [e for e in self.entries if not e.excluded]
+
+    @property
     def messages(self) -> list[Message]:
-        return [e.message for e in self.entries]
+        return [e.message for e in self.live_entries]
 
 
 class MessageIndex:
@@ -84,7 +91,7 @@ class MessageIndex:
 
     def _account(self, group: Group, sign: int) -> None:
         self.included_tokens += sign * group.tokens
-        self.included_messages += sign * len(group.entries)
+        self.included_messages += sign * len(group.live_entries)
         self.included_groups += sign
         if group.kind != "System":
             self.included_non_system_groups += sign
@@ -165,6 +172,24 @@ class MessageIndex:
         group.excluded = True
         group.reason = reason
         group.excluded_entries = [e if e.excluded else e.excluded_as(reason) for e in group.entries]
+
+    def replace_entry(self, group: Group, old: Entry, new: Entry) -> None:
+        """Put ``new`` in place of ``old`` in ``group`` (content replaced in place), re-measuring the group."""
+        self._regroup(group, [new if e is old else e for e in group.entries])
+
+    def exclude_entries(self, group: Group, entries: Sequence[Entry], reason: str) -> None:
+        """Exclude single messages of an included group (the rest of the group stays included)."""
+        leaving = set(map(id, entries))
+        self._regroup(group, [e.excluded_as(reason) if id(e) in leaving and not e.excluded else e
+                              for e in group.entries])
+
+    def _regroup(self, group: Group, entries: list[Entry]) -> None:
+        if not group.excluded:
+            self._account(group, -1)
+        group.entries = entries
+        group.tokens = self._measure(group)
+        if not group.excluded:
+            self._account(group, +1)
 
     def insert_after(self, group: Group, new: Group) -> None:
         self._add_group(new, self.groups.index(group) + 1)
@@ -306,7 +331,7 @@ class ToolResultCompaction(DotnetStrategy):
             text = self.formatter(group)
             index.exclude(group, self.REASON)
             digest = Message(role="assistant", texts=(text,), meta={SUMMARY_FLAG: True})
-            entry = inserted(digest, "digest", covers=group.entries, strategy="ToolResultCompactionStrategy")
+            entry = inserted(digest, "digest", covers=group.live_entries, strategy="ToolResultCompactionStrategy")
             index.insert_after(group, Group("Summary", [entry], group.turn))
             collapsed += 1
             if self.target(index):
@@ -526,7 +551,7 @@ class SummarizationCompaction(DotnetStrategy):
             chosen.append(group)
             if self.target(index):
                 break
-        raw = [e.message for g in chosen for e in g.entries]
+        raw = [m for g in chosen for m in g.messages]
         request = SummaryRequest(self.prompt, "\n".join(render_haystack(m) for m in raw), tuple(raw),
                                  self.summary_tokens)
         try:
@@ -538,7 +563,7 @@ class SummarizationCompaction(DotnetStrategy):
         self.model_calls.append(call.usage())
         text = f"[Summary]\n{call.text}" if call.text.strip() else "[Summary unavailable]"
         summary = Message(role="assistant", texts=(text,), meta={SUMMARY_FLAG: True})
-        covered = [e for g in chosen for e in g.entries]
+        covered = [e for g in chosen for e in g.live_entries]
         entry = inserted(summary, "summary", covers=covered, strategy="SummarizationCompactionStrategy",
                          backend=call.backend, simulated=call.simulated)
         index.insert_before(chosen[0], Group("Summary", [entry], None))
@@ -570,11 +595,70 @@ class PipelineCompaction(DotnetStrategy):
             changed_any = changed_any or changed
             self._child_triggered = self._child_triggered or triggered
             if triggered:
-                notes.append(f"{i}. {type(child).__name__}: {note or ('changed' if changed else 'no change')}")
+                label = child.name if isinstance(child, NestedDotnetChild) else type(child).__name__
+                notes.append(f"{i}. {label}: {note or ('changed' if changed else 'no change')}")
         return changed_any, "; ".join(notes)
 
     def drain_model_calls(self) -> list[dict[str, int]]:
         return [call for child in self.children for call in child.drain_model_calls()]
+
+
+class NestedDotnetChild(DotnetStrategy):
+    """Any registered strategy as a pipeline child (see :mod:`._nesting`): it acts on the included messages with its
+    own trigger (the .NET skip rule and trigger/target do not apply to it); what it replaced becomes the new content
+    of that message in its group, what it removed is excluded (the whole group when every message of it went, else
+    those messages alone), and what it inserted becomes a Summary group (``_is_summary``, turn none) right after the
+    group of the message it followed."""
+
+    def __init__(self, nested: NestedStrategy) -> None:
+        super().__init__(parse_trigger("Always()"))
+        self.nested = nested
+
+    @property
+    def name(self) -> str:
+        return self.nested.name
+
+    def compact(self, index: MessageIndex) -> tuple[bool, bool, str]:
+        slots = [(g, e) for g in index.included() for e in g.live_entries]
+        result = self.nested.run([e for _, e in slots])
+        self.model_calls.extend(result.model_calls)
+        if not result.changed:
+            return result.triggered, False, result.note
+        for position, message in result.replaced.items():
+            group, entry = slots[position]
+            index.replace_entry(group, entry, entry.replaced(message, nested_in=self.name))
+        self._exclude(index, [slots[k] for k in result.removed])
+        self._insert(index, slots, result)
+        return True, True, describe(result)
+
+    def compact_core(self, index: MessageIndex) -> tuple[bool, str]:
+        _, changed, note = self.compact(index)
+        return changed, note
+
+    def _exclude(self, index: MessageIndex, removed: Sequence[tuple[Group, Entry]]) -> None:
+        by_group: dict[int, tuple[Group, list[Entry]]] = {}
+        for group, entry in removed:
+            by_group.setdefault(id(group), (group, []))[1].append(entry)
+        for group, entries in by_group.values():
+            if len(entries) == len(group.live_entries):
+                index.exclude(group, self.name)
+            else:
+                index.exclude_entries(group, entries, self.name)
+
+    def _insert(self, index: MessageIndex, slots: Sequence[tuple[Group, Entry]], result: NestedResult) -> None:
+        last_after: dict[int | None, Group] = {}
+        first_included = slots[0][0] if slots else None
+        for previous, entry in result.inserted:
+            message = replace(entry.message, meta={**entry.message.meta, SUMMARY_FLAG: True})
+            group = Group("Summary", [inserted_entry(entry, self.name, message)], None)
+            anchor = last_after.get(previous) or (slots[previous][0] if previous is not None else None)
+            if anchor is not None:
+                index.insert_after(anchor, group)
+            elif first_included is not None and first_included in index.groups:
+                index.insert_before(first_included, group)
+            else:
+                index._add_group(group)
+            last_after[previous] = group
 
 
 # ---------------------------------------------------------------------------------------------- context window
@@ -699,14 +783,14 @@ def _split_top_level(text: str, separator: str) -> list[str]:
 def parse_pipeline(text: str, allowed: Sequence[str] | Mapping[str, Any] = PIPELINE_CHILDREN,
                    ) -> list[tuple[str, dict[str, str]]]:
     """Parse ``tool_result_compaction(trigger=TokensExceed(60000), minimum_preserved_groups=4); truncation`` into
-    ``[(child name, {param: raw value})]``. Child names are those in ``allowed``; parameters are the child
-    strategy's own (checked when the composite strategy is built)."""
+    ``[(child name, {param: raw value})]``. Child names are those in ``allowed`` (the host's own strategies) or any
+    registered strategy's dotted name (nested through :mod:`._nesting`); parameters are the child strategy's own
+    (checked when the composite strategy is built)."""
     children: list[tuple[str, dict[str, str]]] = []
     for spec in _split_top_level(text, ";"):
         name, paren, rest = spec.partition("(")
         name = name.strip()
-        if name not in allowed:
-            raise ValueError(f"pipeline child {name!r}: expected one of {', '.join(allowed)}")
+        check_child_name(name, "pipeline", allowed)
         args: dict[str, str] = {}
         if paren:
             if not rest.rstrip().endswith(")"):
@@ -729,15 +813,21 @@ def _make_pipeline(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetSt
     children: list[DotnetStrategy] = []
     lines: dict = {}
     for position, (name, args) in enumerate(parse_pipeline(params["children"]), start=1):
-        registered, make = PIPELINE_CHILDREN[name]
-        info = get_strategy(registered)
-        inherited = {k: v for k, v in shared.items() if k in {p.name for p in info.params} and k not in args}
-        try:
-            values = info.resolve_params({**inherited, **args})
-        except ValueError as exc:
-            raise ValueError(f"pipeline child {position} ({name}): {exc}") from None
-        child, child_lines = make(values, ctx)
-        children.append(child)
+        short = native_name(name, "agent_framework", PIPELINE_CHILDREN)
+        if short is None:
+            nested = make_nested(name, args, shared, ctx, f"pipeline child {position} ({name})")
+            children.append(NestedDotnetChild(nested))
+            child_lines = nested.lines()
+        else:
+            registered, make = PIPELINE_CHILDREN[short]
+            info = get_strategy(registered)
+            inherited = {k: v for k, v in shared.items() if k in {p.name for p in info.params} and k not in args}
+            try:
+                values = info.resolve_params({**inherited, **args})
+            except ValueError as exc:
+                raise ValueError(f"pipeline child {position} ({name}): {exc}") from None
+            child, child_lines = make(values, ctx)
+            children.append(child)
         for key, value in child_lines.items():
             if key not in lines:
                 lines[key] = value
@@ -767,10 +857,15 @@ SUMMARIZATION_PARAMS = (
 PIPELINE_PARAMS = (
     Param("children", "str", "tool_result_compaction; summarization; truncation",
           "The PipelineCompactionStrategy's strategies, in order, separated by ';'. Each is "
-          "tool_result_compaction, truncation, sliding_window, summarization or context_window, optionally with its "
-          "own parameters in parentheses, e.g. `tool_result_compaction(trigger=TokensExceed(60000), "
-          "minimum_preserved_groups=4); truncation(minimum_preserved_groups=8)`. Each child checks its own trigger "
-          "(empty trigger = TokensExceed(context_window × compact_at))."),
+          "tool_result_compaction, truncation, sliding_window, summarization or context_window, or any registered "
+          "strategy by its full name (haystack.*, anthropic.*, langchain.*, agent_framework_python.*, …), optionally "
+          "with its own parameters in parentheses, e.g. `haystack.tool_result_pruning(min_keep_steps=2); "
+          "tool_result_compaction(trigger=TokensExceed(60000), minimum_preserved_groups=4); "
+          "truncation(minimum_preserved_groups=8)`. Each child checks its own trigger (empty trigger = "
+          "TokensExceed(context_window × compact_at)); a nested strategy of another family uses its own trigger or "
+          "threshold (compact_at / compact_to of the replay's context window for threshold strategies), acts on the "
+          "included messages, and its edits are written back: replaced content in place, removed messages "
+          "excluded (reason: its name), summaries as Summary groups."),
     *SUMMARIZER_PARAMS,
 )
 CONTEXT_WINDOW_PARAMS = (
@@ -801,8 +896,10 @@ for _name, _title, _summary, _params, _make, _policy, _doc in (
      "minimum_preserved_groups groups are never summarized; if the summarizer fails, nothing changes.",
      SUMMARIZATION_PARAMS, _make_summarization, "threshold", "summarizationcompactionstrategy"),
     ("pipeline", "PipelineCompactionStrategy",
-     "Runs several .NET strategies in order before every model call; each child fires on its own trigger and stops "
-     "at its own target.",
+     "Runs several strategies in order before every model call; each child fires on its own trigger and stops "
+     "at its own target. Children are .NET strategies, or any registered strategy nested by its full name: it "
+     "works on the included messages and its edits become the pipeline's (content replaced, messages excluded, "
+     "Summary groups inserted).",
      PIPELINE_PARAMS, _make_pipeline, "threshold", "pipelinecompactionstrategy"),
     ("context_window", "ContextWindowCompactionStrategy",
      "Derives two token thresholds from the model's window: above half the input budget it collapses old tool "

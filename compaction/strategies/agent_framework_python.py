@@ -15,13 +15,14 @@ compaction). Truncation, summarization, token-budget and context-window strategi
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..conversation import Message
 from ..formats.agent_framework import contents_of, token_json
 from ..history import Entry, inserted
 from ..tokens import Counter, make_counter
+from ._nesting import NestedStrategy, describe, inserted_entry, make_nested, native_name
 from .agent_framework import parse_pipeline
 from .base import SUMMARIZER_PARAMS, CallOutcome, Param, RunContext, Runner, StrategyInfo, register
 
@@ -334,6 +335,11 @@ class History:
 
     def entries(self) -> list[Entry]:
         return [r.stored() for r in self.records]
+
+    def replace_content(self, r: Record, entry: Entry) -> None:
+        """Give record ``r`` a new entry (content replaced in place): its count and content types are redone."""
+        fresh = _record(entry)
+        r.entry, r.types, r.calls, r.tokens, r._excluded_entry = entry, fresh.types, fresh.calls, None, None
 
 
 # ------------------------------------------------------------------------------------------------- strategies
@@ -711,7 +717,8 @@ class TokenBudgetComposedStrategy:
             changed = changed or outcome.changed
             calls += outcome.model_calls
             if outcome.note:
-                notes.append(f"{i}. {type(strategy).__name__}: {outcome.note}")
+                label = strategy.name if isinstance(strategy, NestedPythonChild) else type(strategy).__name__
+                notes.append(f"{i}. {label}: {outcome.note}")
             h.annotate()
             if self.early_stop and h.included_tokens() <= self.token_budget:
                 return Outcome(True, changed, "; ".join(notes), calls)
@@ -738,6 +745,64 @@ class TokenBudgetComposedStrategy:
             if tokens <= self.token_budget:
                 break
         return Outcome(True, changed, "; ".join(notes), calls)
+
+
+class NestedPythonChild:
+    """Any registered strategy as a ``TokenBudgetComposedStrategy`` child (see :mod:`._nesting`): it acts on the
+    included messages with its own trigger; what it replaced becomes the record's new content, what it removed is
+    excluded (reason: the child's strategy name), and what it inserted becomes a new message of the list (the child's
+    role and text, an id of its own, ``_summary_of_message_ids`` / ``_summary_of_group_ids`` links to the messages it
+    covers) right after the message it followed."""
+
+    def __init__(self, nested: NestedStrategy) -> None:
+        self.nested = nested
+
+    @property
+    def name(self) -> str:
+        return self.nested.name
+
+    def __call__(self, h: History) -> Outcome:
+        h.annotate()
+        records = h.included()
+        result = self.nested.run([r.entry for r in records])
+        if not result.changed:
+            return Outcome(result.triggered, False, result.note, result.model_calls)
+        for position, message in result.replaced.items():
+            r = records[position]
+            h.replace_content(r, r.entry.replaced(message, nested_in=self.name))
+        removed = [records[k] for k in result.removed]
+        for r in removed:
+            r.excluded, r.reason = True, self.name
+        after: dict[int | None, Record] = {}
+        for previous, entry in result.inserted:
+            anchor = after.get(previous) or (records[previous] if previous is not None else None)
+            if anchor is not None:
+                position = h.records.index(anchor) + 1
+            else:
+                position = h.records.index(records[0]) if records else len(h.records)
+            h.insert(position, self._entry(h, entry, removed))
+            after[previous] = h.records[position]
+        if result.replaced:  # new content may change a message's kind (e.g. a tool call's inputs cleared)
+            h.annotate(from_index=min(h.records.index(records[k]) for k in result.replaced))
+        return Outcome(True, True, describe(result), result.model_calls)
+
+    def _entry(self, h: History, entry: Entry, removed: Sequence[Record]) -> Entry:
+        """The child's inserted entry with an id of its own and the framework's ``_summary_of_*`` links."""
+        covered = set(entry.represents)
+        links = [r for r in removed if (r.entry.origin in covered if r.entry.inserted is None
+                                        else bool(covered.intersection(r.entry.represents)))]
+        taken = {r.message_id for r in h.records}
+        number = len(h.records)
+        while f"nested_summary_{number}" in taken:
+            number += 1
+        message_ids = [r.message_id for r in links if r.message_id]
+        group_ids = list(dict.fromkeys(r.group_id for r in links if r.group_id))
+        group = {"_summary_of_message_ids": message_ids, "_summary_of_group_ids": group_ids}
+        message = replace(entry.message, meta={**entry.message.meta, "message_id": f"nested_summary_{number}",
+                                               "_group": group})
+        nested = inserted_entry(entry, self.name, message)
+        return replace(nested, info={**nested.info, "summary_of_message_ids": message_ids,
+                                     "summary_of_group_ids": group_ids})
 
 
 class ContextWindowCompactionStrategy:
@@ -902,11 +967,17 @@ def _make_token_budget(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[
     from .base import get_strategy
 
     budget = p["token_budget"] or int(ctx.context_window * ctx.compact_at)
-    children = []
+    children: list[Callable[[History], Outcome]] = []
+    shared = {k: p[k] for k in ("tokenizer", *(s.name for s in SUMMARIZER_PARAMS))}
     for position, (name, args) in enumerate(parse_pipeline(p["children"], CHILDREN), start=1):
+        short = native_name(name, "agent_framework_python", CHILDREN)
+        if short is None:
+            children.append(NestedPythonChild(make_nested(name, args, shared, ctx,
+                                                          f"strategies child {position} ({name})")))
+            continue
+        name = short
         info = get_strategy(f"agent_framework_python.{name}")
-        inherited = {k: p[k] for k in ("tokenizer", *(s.name for s in SUMMARIZER_PARAMS))
-                     if k in {q.name for q in info.params} and k not in args}
+        inherited = {k: v for k, v in shared.items() if k in {q.name for q in info.params} and k not in args}
         try:
             values = info.resolve_params({**inherited, **args})
         except ValueError as exc:
@@ -978,13 +1049,19 @@ SPECS: tuple[tuple[str, str, str, tuple[Param, ...], StrategyMaker, str, str], .
      _make_summarization, "none", "summarizationstrategy"),
     ("token_budget_composed", "TokenBudgetComposedStrategy",
      "When the included tokens exceed token_budget, runs its child strategies in order until under budget, then "
-     "falls back to excluding the oldest groups (system groups last, the newest group never).",
+     "falls back to excluding the oldest groups (system groups last, the newest group never). Any registered "
+     "strategy may be a child, by its full name.",
      (Param("token_budget", "int", 0, "token_budget: the included-token limit. 0 = context_window × compact_at.",
             minimum=0, maximum=10_000_000),
       Param("children", "str", "tool_result_compaction(keep_last_tool_call_groups=4); sliding_window("
             "keep_last_groups=24)", "strategies: the child strategies in order, separated by ';', each with its own "
             "parameters in parentheses: truncation, sliding_window, selective_tool_call, tool_result_compaction, "
-            "summarization, context_window (the framework has no default list; this is this tool's)."),
+            "summarization, context_window, or any registered strategy by its full name, e.g. "
+            "`anthropic.clear_tool_uses_20250919(keep=2); sliding_window(keep_last_groups=12)` (the framework has "
+            "no default list; this is this tool's). A nested strategy of another family uses its own trigger or "
+            "threshold (compact_at / compact_to of the replay's context window for threshold strategies), acts on "
+            "the included messages, and its edits are written back: replaced content in place, removed messages "
+            "excluded (reason: its name), summaries as new messages linked to what they cover."),
       Param("early_stop", "bool", True, "early_stop: stop after the first child that brings the tokens within "
             "the budget."),
       TOKENIZER_PARAM, *SUMMARIZER_PARAMS),
