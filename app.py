@@ -14,9 +14,11 @@ from pathlib import Path
 import streamlit as st
 
 from compaction.conversation import Conversation
-from compaction.ui import results, settings, setups, source
+from compaction.ui import results, settings, setups, share, source, tour, url_state
+from compaction.ui.cache import tokens_chart_spec
 from compaction.ui.guard import section, show_error
-from compaction.ui.step_panel import step_panel
+from compaction.ui.step_panel import series_colors, step_panel
+from compaction.ui.text import escape_markdown
 
 ROOT = Path(__file__).resolve().parent
 SAMPLES_DIR = Path(os.environ.get("COMPACTION_LAB_SAMPLES") or ROOT / "sample_conversations")
@@ -57,18 +59,27 @@ def sidebar() -> Inputs:
         with section("Threshold policy"):
             inputs.policy = settings.choose_policy()
         with section("Setups"):
-            inputs.setups = setups.choose_setups()
+            inputs.setups = setups.choose_setups(inputs.policy, inputs.counter_spec)
     return inputs
 
 
 def main() -> None:
     st.title("Compaction Lab")
     st.markdown(
-        "Replay a real agent log **LLM call by LLM call** under two context-compaction setups, exactly as each "
-        "framework's hook would run, and see what each one sends: tokens per call, and which messages get pruned, "
-        "collapsed or dropped."
+        "Replay a real agent log **LLM call by LLM call** under any number of context-compaction setups, exactly "
+        "as each framework's hook would run, and see what each one sends: tokens per call, and which messages get "
+        "pruned, collapsed or dropped."
     )
+    samples = source.bundled_samples(SAMPLES_DIR)
+    url_state.restore(samples)
+    link_error = url_state.pop_error()
+    if link_error:
+        st.warning(f"**The link could not be applied in full** — {escape_markdown(link_error)}",
+                   icon=":material/link_off:")
+    with section("Guided tour"):
+        tour.show_tour(samples)
     inputs = sidebar()
+    publish(inputs)
     choice, conversation, policy = inputs.choice, inputs.conversation, inputs.policy
     if choice is None:
         st.info("Upload an agent log in the sidebar to start.", icon=":material/upload_file:")
@@ -84,12 +95,11 @@ def main() -> None:
     if not conversation.llm_call_indices:
         st.warning("This log has no assistant messages, so there is no LLM call to replay.", icon=":material/warning:")
         return
-    if not policy.valid:
+    if not policy.valid and any(not s.own_policy for s in inputs.setups):
         st.error(f"**Threshold policy is invalid** — {policy.error}", icon=":material/block:")
     outcomes: list[results.SetupResult] = []
     with section("Replay"), st.spinner("Replaying the log under each setup…"):
-        outcomes = results.run_setups(conversation, f"{choice.key}:{conversation.id}", inputs.setups, policy,
-                                      inputs.counter_spec)
+        outcomes = results.run_setups(conversation, f"{choice.key}:{conversation.id}", inputs.setups)
     results.show_setup_errors(outcomes)
     runs = results.runs_of(outcomes)
     if not runs:
@@ -98,11 +108,22 @@ def main() -> None:
     with section("Results"):
         st.subheader("Results", anchor="results")
         results.show_metric_cards(outcomes, policy.context_window)
-    step_panel(runs, {r.setup.label: r.setup.color for r in outcomes}, policy.context_window,
-               results.runs_key(outcomes))
+    colors = {r.setup.label: r.setup.color for r in outcomes}
+    runs_key = results.runs_key(outcomes)
+    step_panel(runs, colors, None, runs_key, outcomes)
     with section("Summary"):
         st.subheader("Summary per setup", anchor="summary")
         results.show_summary_table(outcomes)
+    with section("Share and export"):
+        spec = tokens_chart_spec(runs_key, tuple(series_colors(runs, colors).items()), None, runs)
+        share.show_share(outcomes, spec, choice.origin == "upload")
+
+
+def publish(inputs: Inputs) -> None:
+    """Keep the URL in step with the view (a sample's name; an upload cannot travel in a link)."""
+    with section("Link"):
+        sample = inputs.choice.name if inputs.choice is not None and inputs.choice.origin == "sample" else None
+        url_state.publish_view(sample, [s.setup() for s in inputs.setups])
 
 
 main()

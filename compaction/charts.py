@@ -84,13 +84,21 @@ def tokens_chart(
     colors: Mapping[str, str] | None = None,
     height: int = 420,
     max_rows: int = MAX_CHART_ROWS,
+    floor: pd.DataFrame | None = None,
+    usage: pd.DataFrame | None = None,
+    log_events: pd.DataFrame | None = None,
 ) -> alt.LayerChart:
     """Tokens sent per LLM call, one line per series, with the context window, trigger and target as labelled
-    horizontal rules, compaction events as markers (▼ compacted, ✕ declined), and ``selected_step`` as a vertical
-    rule. Clicking a point selects its step through the ``pick`` selection (field ``step``)."""
+    horizontal rules, compaction events as markers (▼ compacted, ✕ declined) over a before → after drop line, and
+    ``selected_step`` as a vertical rule. Optional layers: each setup's incompressible ``floor`` as a faint band
+    (``step, series, floor``), the provider-reported ``usage`` (``step, tokens``) as its own dotted series, and the
+    log's own compactions (``log_events``: ``step, label, pre_tokens, post_tokens``) as vertical markers. Clicking a
+    point selects its step through the ``pick`` selection (field ``step``)."""
     events = events if events is not None else pd.DataFrame(columns=EVENT_COLUMNS)
     rules = rules if rules is not None else pd.DataFrame(columns=RULE_COLUMNS)
-    series, events = _row_budget(series, events, rules, max_rows)
+    extras = [f for f in (floor, usage, log_events) if f is not None and not f.empty]
+    budget = max(max_rows - sum(min(len(f), max_rows // 5) for f in extras), max_rows // 2)
+    series, events = _row_budget(series, events, rules, budget)
     names = list(dict.fromkeys(series["series"]))
     palette = dict(colors) if colors else series_colors(names)
     series_scale = alt.Scale(domain=names, range=[palette.get(n, BASELINE_COLOR) for n in names])
@@ -98,7 +106,8 @@ def tokens_chart(
         "series:N",
         title=None,
         scale=series_scale,
-        legend=alt.Legend(orient="top", direction="horizontal", labelLimit=360, symbolStrokeWidth=3),
+        legend=alt.Legend(orient="top", direction="horizontal", labelLimit=360, symbolStrokeWidth=3, symbolOpacity=1,
+                          symbolType="circle"),
     )
     x = alt.X("step:Q", title="LLM call (step)", axis=alt.Axis(format="d", tickMinStep=1))
     y = alt.Y("tokens:Q", title="tokens sent", axis=alt.Axis(labelExpr="datum.value ? format(datum.value, '~s') : '0'"))
@@ -127,6 +136,12 @@ def tokens_chart(
         ],
     ).add_params(pick)
     layers: list[alt.Chart] = [_rules_layer(rules), lines]
+    if floor is not None and not floor.empty:  # after the lines: the legend takes its symbols from the first layer
+        layers.append(_floor_layer(floor, color, max_rows // 5))
+    if usage is not None and not usage.empty:
+        layers.append(_usage_layer(usage, x, max_rows // 5))
+    if log_events is not None and not log_events.empty:
+        layers.append(_log_events_layer(log_events.head(max_rows // 5), x))
     if not events.empty:
         layers.extend(_event_layers(events, x, color, series_scale))
     # the clickable points (and their nearest-point voronoi) go on top so a click anywhere selects a step
@@ -135,6 +150,55 @@ def tokens_chart(
         layers.append(alt.LayerChart.from_dict(selected_step_layer(selected_step)))
     return alt.layer(*layers).properties(height=height).configure_legend(labelFontSize=12).configure_axis(
         labelFontSize=11, titleFontSize=12
+    )
+
+
+#: colour of the provider-reported usage series and of the log's own compaction markers
+USAGE_COLOR = "#343a40"
+LOG_EVENT_COLOR = "#5f3dc4"
+
+
+def _floor_layer(floor: pd.DataFrame, color: alt.Color, max_rows: int) -> alt.Chart:
+    """Each setup's incompressible floor as a faint band from 0, in the setup's colour (sharing the series legend:
+    a layer that hid its own legend would hide the merged one)."""
+    floor = downsample_steps(floor, max_rows, value="floor")
+    return alt.Chart(floor).mark_area(opacity=0.12, interpolate="step-after").encode(
+        x="step:Q",
+        y=alt.Y("floor:Q", stack=None),
+        color=color,
+        tooltip=[alt.Tooltip("series:N", title="floor of"), alt.Tooltip("step:Q", title="step"),
+                 alt.Tooltip("floor:Q", title="incompressible floor (approx.)", format=",")],
+    )
+
+
+def _usage_layer(usage: pd.DataFrame, x: alt.X, max_rows: int) -> alt.LayerChart:
+    """Provider-reported prompt tokens per call: a dotted dark line with small squares."""
+    usage = downsample_steps(usage.assign(series="usage"), max_rows)
+    base = alt.Chart(usage)
+    tooltip = [alt.Tooltip("step:Q", title="step"),
+               alt.Tooltip("tokens:Q", title="provider-reported prompt tokens", format=",")]
+    line = base.mark_line(color=USAGE_COLOR, strokeDash=[1, 3], strokeWidth=2).encode(x=x, y="tokens:Q")
+    marks = base.mark_square(color=USAGE_COLOR, size=18).encode(x=x, y="tokens:Q", tooltip=tooltip)
+    last = alt.Chart(usage.nlargest(1, "step").assign(label="provider-reported"))
+    label = last.mark_text(align="right", baseline="bottom", dy=-8, fontSize=11, fontWeight="bold",
+                           color=USAGE_COLOR).encode(x=x, y="tokens:Q", text="label:N")
+    return alt.layer(line, marks, label)
+
+
+def _log_events_layer(log_events: pd.DataFrame, x: alt.X) -> alt.LayerChart:
+    """Vertical markers where the real agent compacted (as recorded in the log), labelled at the top."""
+    base = alt.Chart(log_events)
+    label = base.mark_text(align="left", baseline="top", dx=4, y=2, fontSize=11, fontWeight="bold",
+                           color=LOG_EVENT_COLOR).encode(x=x, text=alt.value("agent compacted"))
+    return alt.layer(_log_event_rules(base, x), label)
+
+
+def _log_event_rules(base: alt.Chart, x: alt.X) -> alt.Chart:
+    return base.mark_rule(color=LOG_EVENT_COLOR, strokeDash=[8, 3], strokeWidth=2).encode(
+        x=x,
+        tooltip=[alt.Tooltip("label:N", title="in the log"), alt.Tooltip("step:Q", title="before step"),
+                 alt.Tooltip("pre_tokens:Q", title="tokens before (log)", format=","),
+                 alt.Tooltip("post_tokens:Q", title="tokens after (log)", format=",")],
     )
 
 
@@ -250,3 +314,85 @@ def context_strip_chart(strip: pd.DataFrame, setups: Sequence[str], *, row_heigh
         )
         .properties(height=alt.Step(row_height))
     )
+
+
+KIND_COLORS: Mapping[str, str] = {
+    "tool schemas": "#adb5bd",
+    "system": "#495057",
+    "user": "#1c7ed6",
+    "assistant text": "#66d9e8",
+    "tool calls": "#99e9f2",
+    "tool result: other": "#ffd8a8",
+}
+TOOL_RESULT_COLORS = ("#fd7e14", "#fab005", "#c2255c", "#e67700", "#f783ac", "#94d82d", "#ffd43b", "#a61e4d")
+INSERTED_COLORS = ("#2f9e44", "#51cf66", "#8ce99a", "#087f5b")
+
+
+def kind_colors(kinds: Sequence[str]) -> dict[str, str]:
+    """A colour per composition kind: fixed ones for the fixed kinds, oranges for tool results, greens for inserted
+    texts (as in :data:`FATE_COLORS`: results are what gets pruned, inserted texts are what gets inserted)."""
+    colors = {}
+    tools = inserted = 0
+    for kind in kinds:
+        if kind in KIND_COLORS:
+            colors[kind] = KIND_COLORS[kind]
+        elif kind.startswith("tool result: "):
+            colors[kind] = TOOL_RESULT_COLORS[tools % len(TOOL_RESULT_COLORS)]
+            tools += 1
+        elif kind.startswith("inserted"):
+            colors[kind] = INSERTED_COLORS[inserted % len(INSERTED_COLORS)]
+            inserted += 1
+        else:
+            colors[kind] = BASELINE_COLOR
+    return colors
+
+
+def composition_chart(frame: pd.DataFrame, order: Sequence[str], *, selected_step: int | None = None,
+                      height: int = 320) -> alt.LayerChart:
+    """Stacked tokens per step by kind (``step, kind, tokens``; see :func:`compaction.anatomy.composition`)."""
+    palette = kind_colors(order)
+    ranks = {k: i for i, k in enumerate(order)}
+    data = frame.assign(rank=frame["kind"].map(ranks))
+    area = alt.Chart(data).mark_area(interpolate="step-after", opacity=0.9).encode(
+        x=alt.X("step:Q", title="LLM call (step)", axis=alt.Axis(format="d", tickMinStep=1)),
+        y=alt.Y("tokens:Q", stack="zero", title="tokens sent",
+                axis=alt.Axis(labelExpr="datum.value ? format(datum.value, '~s') : '0'")),
+        color=alt.Color("kind:N", title=None, sort=list(order),
+                        scale=alt.Scale(domain=list(order), range=[palette[k] for k in order]),
+                        legend=alt.Legend(orient="right", labelLimit=220)),
+        order=alt.Order("rank:Q"),
+        tooltip=[alt.Tooltip("step:Q", title="step"), alt.Tooltip("kind:N", title="kind"),
+                 alt.Tooltip("tokens:Q", title="tokens", format=",")],
+    )
+    layers: list = [area]
+    if selected_step is not None:
+        layers.append(alt.LayerChart.from_dict(selected_step_layer(selected_step)))
+    return alt.layer(*layers).properties(height=height)
+
+
+def lifecycle_chart(frame: pd.DataFrame, *, selected_step: int | None = None, height: int = 380) -> alt.LayerChart:
+    """Message lifecycle: one row per original message (oldest at the top), x = LLM call, coloured by fate
+    (``row, row_end, start, end, fate, …``; see :func:`compaction.anatomy.lifecycle`)."""
+    fates = list(FATES)
+    rects = alt.Chart(frame).mark_rect().encode(
+        x=alt.X("start:Q", title="LLM call (step)", axis=alt.Axis(format="d", tickMinStep=1)),
+        x2="end:Q",
+        y=alt.Y("row:Q", title="message (oldest at the top)", scale=alt.Scale(reverse=True, nice=False, zero=True),
+                axis=alt.Axis(format="d")),
+        y2="row_end:Q",
+        color=alt.Color("fate:N", title=None, scale=alt.Scale(domain=fates, range=[FATE_COLORS[f] for f in fates]),
+                        legend=alt.Legend(orient="top", direction="horizontal")),
+        tooltip=[
+            alt.Tooltip("first_index:Q", title="message #"),
+            alt.Tooltip("messages:Q", title="messages in this row"),
+            alt.Tooltip("role:N", title="role"),
+            alt.Tooltip("fate:N", title="fate"),
+            alt.Tooltip("start:Q", title="from step"),
+            alt.Tooltip("end:Q", title="until step (excl.)"),
+            alt.Tooltip("preview:N", title="preview"),
+        ],
+    )
+    layers: list = [rects]
+    if selected_step is not None:
+        layers.append(alt.LayerChart.from_dict(selected_step_layer(selected_step)))
+    return alt.layer(*layers).properties(height=height)

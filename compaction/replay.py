@@ -116,6 +116,18 @@ class Replay:
         ]
         return [*snap.entries, *tail]
 
+    def messages_at(self, k: int) -> list[Message]:
+        """The messages call ``k`` sent, in order (``entries_at`` without excluded entries, as bare messages)."""
+        step = self._step(k)
+        snap = self._snapshots[step.snapshot]
+        messages = self.conversation.messages
+        sent = [e.message for e in snap.entries if not e.excluded]
+        if self.skipped:
+            sent.extend(messages[i] for i in range(snap.next_original, step.message_index) if i not in self.skipped)
+        else:
+            sent.extend(messages[snap.next_original:step.message_index])
+        return sent
+
     def fates_at(self, k: int) -> dict[int, Fate]:
         """Non-kept fates of the originals before call ``k`` (index → fate)."""
         step = self._step(k)

@@ -89,8 +89,9 @@ def compaction_events(runs: Sequence[Run]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=EVENT_COLUMNS)
 
 
-def threshold_rules(runs: Sequence[Run], context_window: int | None) -> pd.DataFrame:
-    """Horizontal lines to draw: the context window and each setup's trigger and target.
+def threshold_rules(runs: Sequence[Run], context_window: int | None = None) -> pd.DataFrame:
+    """Horizontal lines to draw: the context window (``context_window``, or each setup's own when None) and each
+    setup's trigger and target.
 
     Lines at the same height and of the same kind are merged into one, labelled with every setup that uses it.
     """
@@ -98,8 +99,10 @@ def threshold_rules(runs: Sequence[Run], context_window: int | None) -> pd.DataF
     if context_window:
         merged[("window", float(context_window))] = []
     for label, rep in runs:
-        for kind in ("trigger", "target"):
-            value = rep.lines.get(kind)
+        kinds = {"trigger": rep.lines.get("trigger"), "target": rep.lines.get("target")}
+        if not context_window:
+            merged.setdefault(("window", float(rep.context_window)), []).append(label)
+        for kind, value in kinds.items():
             if value is not None:
                 merged.setdefault((kind, float(value)), []).append(label)
     rows = []
@@ -198,6 +201,31 @@ def summary_table(runs: Sequence[Run]) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=columns)
+
+
+LOSS_COLUMNS = ["Information loss score", "Removed messages", "Re-fetches", "First user request survives",
+                "Latest user request survives"]
+
+
+def metrics_table(runs: Sequence[Run], losses: Mapping[str, Mapping[str, int | bool]] | None = None) -> pd.DataFrame:
+    """:func:`summary_table` plus, per setup, its policy, counter and information-loss signals (``losses`` maps a
+    label to :meth:`InformationLoss.summary() <compaction.analysis.information.InformationLoss.summary>`)."""
+    table = summary_table(runs)
+    by_label = {label: rep for label, rep in runs}
+    extra: dict[str, list] = {"Context window": [], "Compact at": [], "Compact to": [], "Counter": []}
+    extra.update({c: [] for c in LOSS_COLUMNS})
+    keys = ["information_loss_score", "removed_messages", "refetches", "first_user_request_survives",
+            "latest_user_request_survives"]
+    for label in table["Setup"]:
+        rep = by_label.get(label)
+        extra["Context window"].append(rep.context_window if rep else None)
+        extra["Compact at"].append(rep.compact_at if rep else None)
+        extra["Compact to"].append(rep.compact_to if rep else None)
+        extra["Counter"].append(rep.counter.spec if rep else None)
+        loss = (losses or {}).get(label, {})
+        for column, key in zip(LOSS_COLUMNS, keys, strict=True):
+            extra[column].append(loss.get(key) if rep else None)
+    return table.assign(**extra)
 
 
 # ------------------------------------------------------------------------------------------- context side by side
@@ -318,3 +346,33 @@ def _runs(label: str, positioned: Sequence[tuple[int, AlignedRow]], width: int) 
         out.append({"setup": label, "start": start, "end": end, "fate": fate, "messages": count,
                     "first_index": index, "last_index": index})
     return out
+
+
+# ------------------------------------------------------------------------------------------------ diff of two setups
+def sent_text(item: ContextItem | None) -> str:
+    """What a setup sends for one aligned row, as plain text ("" when it sends nothing there)."""
+    if item is None or item.fate in ("collapsed", "dropped"):
+        return ""
+    return message_text(item.message)
+
+
+def differing_rows(rows: Sequence[AlignedRow], a: str, b: str) -> list[AlignedRow]:
+    """The aligned rows where setups ``a`` and ``b`` differ: in fate, or in the text they send."""
+    out = []
+    for row in rows:
+        left, right = row.cells.get(a), row.cells.get(b)
+        fate_a = left.fate if left is not None else None
+        fate_b = right.fate if right is not None else None
+        if fate_a != fate_b or sent_text(left) != sent_text(right):
+            out.append(row)
+    return out
+
+
+def text_diff(row: AlignedRow, a: str, b: str, context: int = 3) -> str:
+    """A unified diff of what ``a`` and ``b`` send on one row (empty when they send the same text)."""
+    import difflib
+
+    left = sent_text(row.cells.get(a)).splitlines()
+    right = sent_text(row.cells.get(b)).splitlines()
+    return "\n".join(difflib.unified_diff(left, right, fromfile=f"setup {a}", tofile=f"setup {b}", n=context,
+                                          lineterm=""))

@@ -18,7 +18,8 @@ from streamlit.testing.v1 import AppTest
 
 import compaction
 from compaction.conversation import Conversation, ToolCall, assistant, system, tool, user
-from compaction.ui import context_view, settings, setups, source, step_panel
+from compaction.setups import Setup, decode_from_url, encode_for_url, setups_to_json
+from compaction.ui import context_view, inspect_setup, settings, setups, share, source, state, step_panel, tour
 
 APP = str(ROOT / "app.py")
 TIMEOUT = 60
@@ -405,3 +406,214 @@ def test_a_log_with_several_conversations_offers_a_choice(app: AppTest):
     assert_clean(app)
     assert any("of 20" in c for c in texts(app.caption))
     assert "Tokens per LLM call" in subheaders(app)
+
+
+# ------------------------------------------------------------------------------------------------------ setups
+def labels_shown(at: AppTest) -> list[str]:
+    return [at.session_state[state.label_key(slot.id)] for slot in at.session_state[state.SLOTS_KEY]]
+
+
+def saved(at: AppTest) -> list[str]:
+    return [m.value for m in at.metric if m.label == "Tokens saved"]
+
+
+def test_defaults_are_two_setups_at_a_64k_window(app: AppTest):
+    assert labels_shown(app) == ["A", "B"]
+    assert app.selectbox(key=setups.strategy_key("A")).value == "haystack.tool_result_pruning"
+    assert app.selectbox(key=setups.strategy_key("B")).value == "agent_framework.tool_result_compaction"
+    assert app.number_input(key=settings.WINDOW_KEY).value == 64_000
+
+
+def test_add_duplicate_rename_and_remove_setups(app: AppTest):
+    compact_hard(app)
+    app.button(key=setups.ADD_KEY).click().run()
+    assert_clean(app)
+    assert labels_shown(app) == ["A", "B", "C"] and len(saved(app)) == 3
+    app.text_input(key=state.label_key("C")).set_value("Mine *bold*").run()
+    assert_clean(app)
+    assert any("Setup Mine \\*bold\\*" in m for m in texts(app.markdown))  # escaped, shown everywhere
+    app.selectbox(key=setups.strategy_key("A")).set_value("haystack.sliding_window").run()
+    app.button(key="setup.A.duplicate").click().run()
+    assert_clean(app)
+    assert labels_shown(app) == ["A", "A copy", "B", "Mine *bold*"]
+    copy = app.session_state[state.SLOTS_KEY][1]
+    assert app.selectbox(key=setups.strategy_key(copy.id)).value == "haystack.sliding_window"
+    colors = [slot.color for slot in app.session_state[state.SLOTS_KEY]]
+    assert len(set(colors)) == len(colors)  # every setup keeps its own colour
+    app.button(key="setup.B.remove").click().run()
+    assert_clean(app)
+    assert labels_shown(app) == ["A", "A copy", "Mine *bold*"] and len(saved(app)) == 3
+    for slot_id in ["A", copy.id]:
+        app.button(key=f"setup.{slot_id}.remove").click().run()
+    assert labels_shown(app) == ["Mine *bold*"]
+    assert app.button(key="setup.C.remove").disabled  # the last setup stays
+
+
+def test_a_duplicate_name_is_numbered(app: AppTest):
+    app.text_input(key=state.label_key("B")).set_value("A").run()
+    assert_clean(app)
+    assert any("Another setup is called that" in c for c in texts(app.caption))
+    assert any("Setup A \\(2\\)" in m for m in texts(app.markdown))
+
+
+def test_a_setup_can_have_its_own_policy_and_counter(app: AppTest):
+    compact_hard(app)
+    before = saved(app)
+    app.checkbox(key=state.own_policy_key("A")).check().run()
+    app.number_input(key=state.policy_keys("A").window).set_value(12_000).run()
+    assert_clean(app)
+    after = saved(app)
+    assert after[0] != before[0] and after[1] == before[1]
+    app.checkbox(key=state.own_counter_key("A")).check().run()
+    app.selectbox(key=state.counter_keys("A").kind).set_value("maf-dotnet").run()
+    assert_clean(app)
+    assert saved(app)[0] != after[0]
+    # an invalid own policy is that setup's error only
+    app.slider(key=state.policy_keys("A").compact_to).set_value(0.9).run()
+    assert not app.exception
+    errors = texts(app.error)
+    assert len(errors) == 2  # under the setup's own policy in the sidebar, and once above the results
+    assert "Setup A" in errors[0] and "threshold policy is invalid" in errors[0]
+    assert "Tokens per LLM call" in subheaders(app)
+
+
+def _add_setup_script() -> None:
+    import streamlit as st
+
+    from compaction.setups import Setup
+    from compaction.ui import state
+
+    if st.button("load", key="load"):
+        state.add_setup(Setup("haystack.sliding_window", {"min_keep_steps": 4}, 30_000, 0.8, 0.3, "approx",
+                              "From elsewhere"))
+        st.rerun()
+    from compaction.ui.setups import choose_setups
+
+    specs = choose_setups()
+    st.text(" | ".join(f"{s.label}:{s.strategy}:{dict(s.params)}:{s.policy.context_window}:{s.own_policy}"
+                       for s in specs))
+    st.text(f"focus={state.focus()}")
+
+
+def test_add_setup_loads_a_setup_into_the_explorer_and_selects_it():
+    at = AppTest.from_function(_add_setup_script, default_timeout=TIMEOUT).run()
+    at.button(key="load").click().run()
+    assert not at.exception, at.exception
+    shown = texts(at.text)
+    assert "From elsewhere:haystack.sliding_window:" in shown[0] and "'min_keep_steps': 4" in shown[0]
+    assert ":30000:True" in shown[0]
+    assert shown[1] == "focus=C"
+
+
+# ---------------------------------------------------------------------------------------------- tour and URL
+def test_tour_presets_load_sample_setups_and_step():
+    if not (SAMPLES / "support_agent.openai.json").exists():
+        pytest.skip("the bundled samples are not generated yet")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    for preset in tour.PRESETS:
+        at.button(key=f"tour.{preset.key}").click().run()
+        assert_clean(at)
+        assert at.selectbox(key=source.SAMPLE_KEY).value.name == preset.sample
+        assert labels_shown(at) == [s.label for s in preset.setups]
+        assert any(preset.title in m for m in texts(at.markdown))
+        expected = tour.lesson_step(preset, SAMPLES / preset.sample)
+        if expected is not None:
+            assert at.slider(key=step_panel.STEP_KEY).value == expected
+    window = next(p for p in tour.PRESETS if p.key == "sliding_window_loses_task")
+    at.button(key=f"tour.{window.key}").click().run()
+    assert any(":red-badge[first user request lost]" in m for m in texts(at.markdown))
+
+
+def test_the_url_carries_the_view_and_restores_it(app: AppTest):
+    compact_hard(app)
+    app.selectbox(key=setups.strategy_key("B")).set_value("haystack.sliding_window").run()
+    app.slider(key=step_panel.STEP_KEY).set_value(9).run()
+    params = dict(app.query_params)
+    assert params["log"] == [source.DEFAULT_SAMPLE] or params["log"] == source.DEFAULT_SAMPLE
+    token = params["setups"][0] if isinstance(params["setups"], list) else params["setups"]
+    decoded = decode_from_url(token)
+    assert [(s.label, s.strategy, s.context_window) for s in decoded] == [
+        ("A", "haystack.tool_result_pruning", 20_000), ("B", "haystack.sliding_window", 20_000)]
+    fresh = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    fresh.query_params.update({"log": source.DEFAULT_SAMPLE, "setups": token, "step": "9"})
+    fresh.run()
+    assert_clean(fresh)
+    assert fresh.selectbox(key=setups.strategy_key("B")).value == "haystack.sliding_window"
+    assert fresh.number_input(key=settings.WINDOW_KEY).value == 20_000
+    assert context_header(fresh) == "What each setup sends at step 9"
+
+
+def test_a_damaged_link_is_a_readable_warning(samples: Path):
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params.update({"setups": "not-a-token", "step": "x", "log": "missing.json"})
+    at.run()
+    assert not at.exception
+    warning = " ".join(texts(at.warning))
+    assert "could not be applied" in warning and "setups could not be read" in warning
+    assert labels_shown(at) == ["A", "B"]
+
+
+# ------------------------------------------------------------------------------------------ import and export
+def test_importing_setups_replaces_them_and_a_bad_file_is_a_readable_error(app: AppTest):
+    uploader = app.file_uploader(key=share.IMPORT_FILE_KEY)
+    uploader.set_value(("mine.json", b'{"setups": [{"strategy": "no.such"}]}', "application/json")).run()
+    app.button(key=share.IMPORT_BUTTON_KEY).click().run()
+    assert not app.exception
+    errors = " ".join(texts(app.error))
+    assert "Could not import the setups" in errors and "mine" in errors and "unknown strategy" in errors
+    assert labels_shown(app) == ["A", "B"]
+    good = setups_to_json([Setup("haystack.sliding_window", {}, 20_000, label="Window"),
+                           Setup("haystack.tool_result_pruning", {"min_keep_steps": 2}, 20_000, label="Prune")])
+    app.file_uploader(key=share.IMPORT_FILE_KEY).set_value(("good.json", good.encode(), "application/json")).run()
+    app.button(key=share.IMPORT_BUTTON_KEY).click().run()
+    assert_clean(app)
+    assert labels_shown(app) == ["Window", "Prune"]
+    assert app.number_input(key=settings.WINDOW_KEY).value == 20_000
+    assert any("Loaded 2 setups" in s for s in texts(app.success))
+
+
+def test_the_production_panel_shows_the_code_of_the_setup_in_focus(app: AppTest):
+    code = " ".join(texts(app.code))
+    assert "CompactionHook" in code and "ToolResultPruningCompactor" in code
+    app.selectbox(key=inspect_setup.FOCUS_WIDGET_KEY).set_value("B").run()
+    assert_clean(app)
+    assert "ToolResultCompactionStrategy" in " ".join(texts(app.code))
+
+
+def test_the_diff_view_shows_a_text_diff_between_two_setups(app: AppTest):
+    compact_hard(app)
+    last = len(coding_log().llm_call_indices) - 1
+    app.session_state[step_panel.CHART_KEY] = {"selection": {"pick": [{"step": last}]}}
+    app.run()
+    assert_clean(app)
+    assert any("rows differ" in c for c in texts(app.caption))
+    diffs = [c for c in app.code if c.language == "diff"]
+    assert diffs and "--- setup A" in diffs[0].value and "+++ setup B" in diffs[0].value
+
+
+def test_several_uploaded_files_offer_a_choice(app: AppTest):
+    first = Conversation(messages=tuple(coding_log().messages[:12]))
+    second = Conversation(messages=tuple(coding_log().messages[:20]))
+    files = [(name, json.dumps(compaction.convert(conv, "openai")).encode(), "application/json")
+             for name, conv in (("one.json", first), ("two.json", second))]
+    app.file_uploader(key=source.UPLOAD_KEY).set_value(files).run()
+    assert_clean(app)
+    pick = app.selectbox(key=source.UPLOADED_PICK_KEY)
+    assert pick.options == ["1. one.json", "2. two.json"]
+    assert "**12** messages" in " ".join(texts(app.markdown))
+    pick.set_value("2. two.json").run()
+    assert_clean(app)
+    assert "**20** messages" in " ".join(texts(app.markdown))
+
+
+def test_metrics_table_has_information_loss_columns(app: AppTest):
+    compact_hard(app)
+    table = app.dataframe[0].value
+    assert list(table["Setup"]) == ["—", "A", "B"]
+    assert {"Information loss score", "First user request survives", "Counter", "Context window"} <= set(table.columns)
+    assert any("information loss" in m for m in texts(app.markdown))
+
+
+def test_url_token_round_trip_keeps_labels():
+    setups_list = [Setup("haystack.sliding_window", {"min_keep_steps": 3}, 50_000, label="X")]
+    assert decode_from_url(encode_for_url(setups_list))[0].label == "X"

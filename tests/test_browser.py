@@ -170,6 +170,128 @@ def test_clicking_a_step_updates_the_side_by_side_panel(browser, app_url: str, s
         page.screenshot(path=str(ARTIFACTS / f"app_{width}x{height}_chart.png"))
         page.get_by_role("heading", name=re.compile(r"^What each setup sends at step")).first.scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / f"app_{width}x{height}_context.png"))
+        page.get_by_text("Diff of two setups at this step").scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / f"app_{width}x{height}_diff.png"))
+        page.get_by_role("heading", name="Inside one setup").scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / f"app_{width}x{height}_inside.png"))
+        page.get_by_text("Message lifecycle").scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / f"app_{width}x{height}_lifecycle.png"))
         assert not page.locator("[data-testid='stException']").count()
     finally:
+        page.close()
+
+
+def _sidebar_headers(page) -> list[str]:
+    return [h.strip() for h in page.locator("[data-testid='stSidebar'] h2").all_inner_texts()]
+
+
+def test_a_full_session_add_change_click_open_download_and_reload(browser, app_url: str,
+                                                                  samples_env: dict[str, str], tmp_path: Path):
+    page = _open(browser, app_url, 1366, 768, small_log="COMPACTION_LAB_SAMPLES" in samples_env)
+    try:
+        page.get_by_role("button", name="Add a setup").click()
+        _settle(page)
+        assert any(h.startswith("■ Setup C") for h in _sidebar_headers(page))
+        saved_before = page.locator("[data-testid='stMetric']").all_inner_texts()
+        tokens = page.get_by_role("spinbutton", name="Min tokens").first
+        tokens.fill("0")
+        tokens.press("Enter")
+        _settle(page)
+        assert page.locator("[data-testid='stMetric']").all_inner_texts() != saved_before
+        points = _step_points(page)
+        target = max(points)
+        point = points[target]
+        point.scroll_into_view_if_needed()
+        box = point.bounding_box()
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        _settle(page)
+        page.wait_for_function(
+            "step => [...document.querySelectorAll('h3')].some(h => h.innerText.startsWith("
+            "'What each setup sends at step ' + step))", arg=target, timeout=30_000)
+        original = page.locator("[data-testid='stExpander'] summary").filter(has_text=re.compile("Original|Full message"))
+        original.first.scroll_into_view_if_needed()
+        original.first.click()
+        _settle(page)
+        opened = page.locator("[data-testid='stExpander'] details[open] [data-testid='stCode']")
+        assert opened.count() >= 1
+        page.screenshot(path=str(ARTIFACTS / "app_1366x768_original.png"))
+        page.get_by_role("heading", name="Share and export").scroll_into_view_if_needed()
+        with page.expect_download() as download_info:
+            page.get_by_role("button", name="Download the setups (JSON)").click()
+        path = tmp_path / "setups.json"
+        download_info.value.save_as(path)
+        exported = json.loads(path.read_text())
+        assert [s["label"] for s in exported["setups"]] == ["A", "B", "C"]
+        assert exported["setups"][0]["params"]["min_tokens"] == 0
+        page.screenshot(path=str(ARTIFACTS / "app_1366x768_share.png"))
+        assert "setups=" in page.url and "step=" in page.url
+        page.reload()
+        _settle(page)
+        page.wait_for_selector(f"{CHART} svg.marks g.mark-symbol path", timeout=STARTUP_SECONDS * 1000)
+        assert any(h.startswith("■ Setup C") for h in _sidebar_headers(page))
+        assert page.get_by_role("spinbutton", name="Min tokens").first.input_value() == "0"
+        assert _context_step(page) == target
+        assert not page.locator("[data-testid='stException']").count()
+        if "COMPACTION_LAB_SAMPLES" not in samples_env:  # the tour needs the bundled samples
+            page.get_by_role("button", name="A sliding window loses the task").click()
+            _settle(page)
+            page.get_by_text("Lesson — A sliding window loses the task").wait_for(timeout=30_000)
+            assert page.get_by_text("first user request lost").count() >= 1
+            page.screenshot(path=str(ARTIFACTS / "app_1366x768_tour.png"))
+    finally:
+        page.close()
+
+
+INJECTIONS = ("<script>alert(1)</script>", "<img src=x onerror=alert(1)>",
+              "[click me](javascript:alert(1)) **LOUD** <b>bold</b> :red[alarm]")
+
+
+def _hostile_log() -> bytes:
+    from compaction.conversation import Conversation, ToolCall, assistant, system, tool, user
+
+    messages = [system("You are terse. " + INJECTIONS[2]), user("Please help. " + INJECTIONS[0] + " " + INJECTIONS[1])]
+    for i in range(6):
+        call = ToolCall(id=f"c{i}", name="read_file", arguments={"path": INJECTIONS[1]})
+        messages.append(assistant(f"Reading {INJECTIONS[0]}", [call]))
+        messages.append(tool(call, (INJECTIONS[1] + " " + INJECTIONS[2] + "\n") * 400))
+    messages.append(assistant("Done " + INJECTIONS[1]))
+    return json.dumps(compaction.convert(Conversation(messages=tuple(messages)), "openai")).encode()
+
+
+def test_hostile_log_text_renders_as_inert_text(browser, app_url: str, tmp_path: Path):
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    try:
+        page.goto(app_url)
+        _settle(page)
+        upload = tmp_path / "hostile.json"
+        upload.write_bytes(_hostile_log())
+        page.locator("[data-testid='stSidebar'] input[type='file']").first.set_input_files(str(upload))
+        _settle(page)
+        page.wait_for_selector(f"{CHART} svg.marks", timeout=STARTUP_SECONDS * 1000)
+        window = page.get_by_role("spinbutton", name="Context window (tokens)").first
+        window.fill("8000")
+        window.press("Enter")
+        _settle(page)
+        page.locator("[data-testid='stButtonGroup'] button").filter(has_text="All messages").first.click()
+        _settle(page)
+        for summary in page.locator("[data-testid='stExpander'] summary").all()[:6]:
+            summary.click()
+        _settle(page)
+        page.wait_for_timeout(500)
+        assert dialogs == []
+        injected = page.evaluate("""() => ({
+            images: document.querySelectorAll('img[src="x"], [onerror]').length,
+            scripts: [...document.querySelectorAll('script')].filter(s => s.textContent.includes('alert(1)')).length,
+            links: document.querySelectorAll('a[href^="javascript:"]').length,
+            bold: [...document.querySelectorAll('b, strong')].filter(b => b.textContent === 'bold'
+                                                                       || b.textContent === 'LOUD').length,
+        })""")
+        assert injected == {"images": 0, "scripts": 0, "links": 0, "bold": 0}
+        body = page.locator("[data-testid='stMain']").inner_text()
+        assert "<img src=x onerror=alert(1)>" in body and "<script>alert(1)</script>" in body
+        assert not page.locator("[data-testid='stException']").count()
+    finally:
+        page.screenshot(path=str(ARTIFACTS / "app_1366x768_hostile.png"), full_page=True)
         page.close()

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 import compaction
-from compaction import charts, views
+from compaction import anatomy, charts, views
 from compaction.conversation import Conversation, ToolCall, assistant, system, tool, user
 
 A, B = "A · Haystack", "B · Agent Framework"
@@ -200,3 +200,110 @@ class TestFromReplays:
         assert "Searching." in text and 'grep({"pattern": "def main"})' in text
         result = views.message_text(tool(call, "main.py:3:def main():", error=True))
         assert result.startswith("[grep result (error)]") and "main.py:3" in result
+
+
+# ------------------------------------------------------------------------------------------ anatomy and diff
+def long_conversation(calls: int) -> Conversation:
+    """``calls`` LLM calls reading files with two tools, long enough that pruning repeats many times."""
+    from compaction.conversation import LogEvent, Usage
+
+    messages = [system("You are a coding agent."), user("Fix the failing test in utils.py.")]
+    usage = {}
+    for i in range(calls):
+        name = "read_file" if i % 3 else "grep"
+        call = ToolCall(id=f"c{i}", name=name, arguments={"path": f"src/mod{i}.py"})
+        messages.append(assistant(f"Reading module {i}.", [call]))
+        usage[len(messages) - 1] = Usage(input_tokens=100 + 10 * i, cache_read_tokens=5)
+        messages.append(tool(call, f"def f{i}():\n" + "    return 1\n" * 60))
+    messages.append(assistant("Done."))
+    events = (LogEvent(40, "compaction", "auto", 5000, 900, "summary"),)
+    return Conversation(messages=tuple(messages), usage=usage, events=events)
+
+
+@pytest.fixture(scope="module")
+def long_run() -> views.Run:
+    conv = long_conversation(1200)
+    return ("A", compaction.replay(conv, "haystack.tool_result_pruning", params={"min_tokens": 10},
+                                   context_window=6000, compact_at=0.7, compact_to=0.3))
+
+
+class TestAnatomy:
+    def test_composition_counts_each_kind_and_sums_to_the_messages_sent(self, runs):
+        label, rep = runs[0]
+        frame = anatomy.composition(rep)
+        last = len(rep.steps) - 1
+        at_last = frame[frame["step"] == last].set_index("kind")["tokens"]
+        sent = rep.context_at(last)
+        assert at_last.sum() == sum(rep.counter.count_one(i.message) for i in sent)
+        assert {"system", "user", "tool calls", "tool result: read_file"} <= set(at_last.index)
+        order = anatomy.kind_order(frame["kind"].unique())
+        assert order.index("system") < order.index("tool result: read_file")
+
+    def test_composition_of_a_long_log_is_sampled_and_small(self, long_run):
+        frame = anatomy.composition(long_run[1])
+        assert frame["step"].nunique() == anatomy.COMPOSITION_STEPS
+        assert len(frame) <= views.MAX_CHART_ROWS
+        spec = charts.composition_chart(frame, anatomy.kind_order(frame["kind"].unique())).to_dict()
+        assert _embedded_rows(spec) <= views.MAX_CHART_ROWS
+
+    def test_lifecycle_follows_each_message_from_kept_to_its_fate(self, runs):
+        _, rep = runs[0]
+        frame = anatomy.lifecycle(rep)
+        pruned = frame[frame["fate"] == "pruned"]
+        assert not pruned.empty
+        first = pruned.iloc[0]
+        earlier = frame[(frame["first_index"] == first["first_index"]) & (frame["end"] <= first["start"])]
+        assert list(earlier["fate"]) == ["kept"]  # a result is sent as logged until it is pruned
+        assert rep.fates_at(int(first["start"]))[int(first["first_index"])] == "pruned"
+
+    def test_lifecycle_of_a_long_log_is_binned_under_the_row_limit(self, long_run):
+        frame = anatomy.lifecycle(long_run[1])
+        assert 0 < len(frame) <= views.MAX_CHART_ROWS
+        binned = anatomy.lifecycle(long_run[1], max_rows=1000)
+        assert 0 < len(binned) <= 1000 and binned["messages"].max() > 1
+        assert set(binned["fate"]) == set(frame["fate"])
+        spec = charts.lifecycle_chart(frame, selected_step=3).to_dict()
+        assert _embedded_rows(spec) <= views.MAX_CHART_ROWS
+
+    def test_floor_usage_and_log_events_feed_the_tokens_chart(self, long_run):
+        runs_ = [long_run]
+        floor = anatomy.floor_series(runs_)
+        usage = anatomy.usage_series(long_run[1])
+        events = anatomy.log_compactions(long_run[1])
+        assert len(floor) == len(long_run[1].steps) and (floor["floor"] > 0).all()
+        assert usage["tokens"].iloc[0] == 105 and len(usage) == 1200
+        assert list(events["step"]) == [19] and events["pre_tokens"].iloc[0] == 5000
+        spec = charts.tokens_chart(views.step_series(runs_), views.compaction_events(runs_),
+                                   views.threshold_rules(runs_), floor=floor, usage=usage, log_events=events).to_dict()
+        assert _embedded_rows(spec) <= views.MAX_CHART_ROWS
+        marks = [_mark(layer) for layer in _layers(spec)]
+        assert {"area", "square"} <= set(marks)
+
+    def test_threshold_rules_use_each_setups_own_window(self):
+        conv = tiny_conversation()
+        runs_ = [("A", compaction.replay(conv, "haystack.tool_result_pruning", context_window=3000)),
+                 ("B", compaction.replay(conv, "haystack.tool_result_pruning", context_window=5000))]
+        rules = views.threshold_rules(runs_)
+        windows = rules[rules["kind"] == "window"]["label"].tolist()
+        assert windows == ["context window (A) 3,000", "context window (B) 5,000"]
+
+
+class TestDiff:
+    def test_rows_that_differ_and_their_text_diff(self, runs):
+        last = len(runs[0][1].steps) - 1
+        rows = views.aligned_context(runs, last)
+        differing = views.differing_rows(rows, "A", "B")
+        assert differing and all(r.changed for r in differing)
+        pruned = next(r for r in differing if r.cells["A"] is not None and r.cells["A"].fate == "pruned")
+        diff = views.text_diff(pruned, "A", "B")
+        assert diff.startswith("--- setup A\n+++ setup B")
+        assert views.differing_rows(rows, "A", "A") == []
+
+    def test_metrics_table_adds_policy_and_information_loss(self, runs):
+        from compaction.analysis.information import information_loss
+
+        losses = {label: information_loss(rep).summary() for label, rep in runs}
+        table = views.metrics_table(runs, losses)
+        assert list(table["Setup"]) == ["—", "A", "B"]
+        assert table.loc[1, "Context window"] == 3000
+        assert table.loc[1, "First user request survives"] == losses["A"]["first_user_request_survives"]

@@ -126,9 +126,33 @@ def _user_survival(rep: Replay) -> tuple[bool, bool]:
 class _ConversationIndex:
     """What the signals need from a conversation, whatever the setup: computed once per conversation."""
 
+    messages: tuple[Message, ...]
     terms_by_message: dict[int, set[str]]
     occurrences: dict[str, list[int]]  # term -> indices of the messages holding it, in order
     calls_by_key: dict[tuple[str, str], list[int]]  # (tool, sorted JSON arguments) -> assistant message indices
+    _quotes: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
+    _keys: dict[int, tuple[str, str] | None] = field(default_factory=dict)
+
+    def quote_candidates(self, index: int) -> list[tuple[int, str]]:
+        """(later assistant message, term) pairs that would quote message ``index``'s terms if it were removed
+        before them: a term counts only for the first message other than ``index`` that holds it."""
+        hit = self._quotes.get(index)
+        if hit is None:
+            hit = self._quotes[index] = []
+            for term in self.terms_by_message.get(index, ()):
+                seen = self.occurrences[term]
+                later = seen[0] if seen[0] != index else seen[1] if len(seen) > 1 else None
+                if later is not None and later > index and self.messages[later].role == "assistant":
+                    hit.append((later, term))
+        return hit
+
+    def refetch_key(self, index: int) -> tuple[str, str] | None:
+        """The (tool, arguments) key of the call whose result message ``index`` is (None for other messages)."""
+        if index not in self._keys:
+            result = self.messages[index].tool_result
+            self._keys[index] = None if result is None else (
+                result.origin.name, json.dumps(result.origin.arguments, sort_keys=True))
+        return self._keys[index]
 
 
 _INDEX_CACHE: dict[int, tuple[Conversation, _ConversationIndex]] = {}
@@ -151,7 +175,7 @@ def _conversation_index(conv: Conversation) -> _ConversationIndex:
         if m.role == "assistant":
             for c in m.tool_calls:
                 calls_by_key.setdefault((c.name, json.dumps(c.arguments, sort_keys=True)), []).append(i)
-    index = _ConversationIndex(terms_by_message, occurrences, calls_by_key)
+    index = _ConversationIndex(tuple(messages), terms_by_message, occurrences, calls_by_key)
     while len(_INDEX_CACHE) >= _INDEX_CACHE_SIZE:
         _INDEX_CACHE.pop(next(iter(_INDEX_CACHE)))
     _INDEX_CACHE[id(conv)] = (conv, index)
@@ -162,23 +186,16 @@ def removal_evidence(conv: Conversation, removals: Mapping[int, tuple[int, str]]
                      ) -> list[LossEvidence]:
     """Evidence for each removed original (``index -> (step first not kept, fate)``); ``step_message`` maps a step
     to the index of the assistant message that call produced."""
-    messages = conv.messages
     index_ = _conversation_index(conv)
-    occurrences = index_.occurrences
     evidence: list[LossEvidence] = []
     for index, (step, fate) in sorted(removals.items()):
         removed_from = step_message[step]
         ev = LossEvidence(index, fate, step)
-        for term in index_.terms_by_message.get(index, ()):
-            # quoted by a later assistant message only if no other earlier message (still present or not) carried
-            # the term: so only by the first message other than this one that holds it (``seen`` is in order)
-            seen = occurrences[term]
-            later = seen[0] if seen[0] != index else seen[1] if len(seen) > 1 else None
-            if later is not None and later >= removed_from and messages[later].role == "assistant":
+        for later, term in index_.quote_candidates(index):
+            if later >= removed_from:
                 ev.quoted.setdefault(later, []).append(term)
-        result = messages[index].tool_result
-        if result is not None:
-            key = (result.origin.name, json.dumps(result.origin.arguments, sort_keys=True))
+        key = index_.refetch_key(index)
+        if key is not None:
             ev.refetched_at = [i for i in index_.calls_by_key.get(key, []) if i >= removed_from]
         for terms in ev.quoted.values():
             terms.sort()

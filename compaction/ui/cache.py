@@ -21,7 +21,8 @@ import pandas as pd
 import streamlit as st
 
 import compaction
-from compaction import charts, explain, views
+from compaction import anatomy, charts, explain, views
+from compaction.analysis.information import InformationLoss, information_loss
 from compaction.conversation import Conversation
 from compaction.explain import SetupWarning
 from compaction.replay import Replay
@@ -76,15 +77,39 @@ RunsKey = tuple[tuple[str, ReplayKey], ...]
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def tokens_chart_spec(key: RunsKey, colors: tuple[tuple[str, str], ...], context_window: int,
+def tokens_chart_spec(key: RunsKey, colors: tuple[tuple[str, str], ...], context_window: int | None,
                       _runs: Sequence[Run]) -> dict:
-    """The tokens chart of ``_runs`` as a Vega-Lite dict, without a selected step (added per click, cheaply)."""
+    """The tokens chart of ``_runs`` as a Vega-Lite dict, without a selected step (added per click, cheaply): each
+    setup's floor band, the provider-reported usage and the log's own compactions included."""
+    first = _runs[0][1]
     return charts.tokens_chart(
         views.step_series(_runs),
         views.compaction_events(_runs),
         views.threshold_rules(_runs, context_window),
         colors=dict(colors),
+        floor=anatomy.floor_series(_runs),
+        usage=anatomy.usage_series(first),
+        log_events=anatomy.log_compactions(first),
     ).to_dict()
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def composition_spec(key: ReplayKey, _replay: Replay) -> dict:
+    """The composition chart of one replay (tokens per step by kind) as a Vega-Lite dict."""
+    frame = anatomy.composition(_replay)
+    return charts.composition_chart(frame, anatomy.kind_order(frame["kind"].unique())).to_dict()
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def lifecycle_spec(key: ReplayKey, _replay: Replay) -> dict:
+    """The message-lifecycle chart of one replay as a Vega-Lite dict."""
+    return charts.lifecycle_chart(anatomy.lifecycle(_replay)).to_dict()
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def loss(key: ReplayKey, _replay: Replay) -> InformationLoss:
+    """The information-loss evidence of one replay (a heuristic; it scans every removed message once)."""
+    return information_loss(_replay)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

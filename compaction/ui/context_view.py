@@ -15,10 +15,14 @@ from compaction.conversation import Message
 from compaction.replay import ContextItem
 from compaction.tokens import Counter
 
-from . import cache
-from .text import FATE_HELP, clip, colored, fate_badge
+from . import cache, settings
+from .text import FATE_HELP, clip, fate_badge, setup_title
 
 FILTER_KEY = "context.filter"
+COMPARE_KEY = "context.compare"
+DIFF_A_KEY = "diff.a"
+DIFF_B_KEY = "diff.b"
+DIFF_ROW_KEY = "diff.row"
 PAGE_KEY = "context.page"
 CHANGED = "Changed messages"
 ALL = "All messages"
@@ -32,11 +36,19 @@ INSERTED_NAMES = {"summary": "summary", "digest": "digest", "note": "note", "rei
 
 def show_context(runs: Sequence[views.Run], setup_colors: Mapping[str, str], step: int,
                  runs_key: cache.RunsKey) -> None:
-    """The selected step: per-setup headline, a fate map of the whole context, and the aligned message rows."""
-    labels = [label for label, _ in runs]
-    rows = views.aligned_context(runs, step)
+    """The selected step: per-setup headline, a fate map of the whole context, the aligned message rows of the
+    setups chosen for side by side, and a diff of two setups."""
+    all_labels = [label for label, _ in runs]
     first = runs[0][1].steps[step]
     st.subheader(f"What each setup sends at step {step}", anchor="context")
+    chosen = _chosen_setups(all_labels)
+    if not chosen:
+        st.info("Choose at least one setup to show side by side.", icon=":material/view_column:")
+        return
+    full_rows = views.aligned_context(runs, step)
+    runs = [(label, rep) for label, rep in runs if label in chosen]
+    labels = [label for label, _ in runs]
+    rows = views.aligned_context(runs, step) if len(runs) != len(all_labels) else full_rows
     st.caption(
         f"LLM call {step} produced message #{first.message_index}. Uncompacted, its context is "
         f"{first.tokens_uncompacted:,} tokens. Rows line up the same original message across setups; removed "
@@ -48,6 +60,60 @@ def show_context(runs: Sequence[views.Run], setup_colors: Mapping[str, str], ste
         st.vega_lite_chart(cache.context_strip_spec(runs_key, step, strip, tuple(labels)), width="stretch")
     st.caption(" · ".join(f"**{fate}**: {meaning}" for fate, meaning in FATE_HELP.items()))
     _rows(rows, runs, step)
+    if len(all_labels) >= 2:
+        _diff(full_rows, all_labels, step)
+
+
+def _chosen_setups(labels: Sequence[str]) -> list[str]:
+    """Which setups to line up side by side (all by default; stale names are dropped before the widget draws)."""
+    state = st.session_state
+    if COMPARE_KEY in state:
+        state[COMPARE_KEY] = [label for label in state[COMPARE_KEY] if label in labels] or list(labels)
+    return st.multiselect("Setups side by side", list(labels), **settings.initial(COMPARE_KEY, default=list(labels)),
+                          key=COMPARE_KEY, help="Line up any two, or all, of the setups.")
+
+
+def _diff(rows: Sequence[views.AlignedRow], labels: Sequence[str], step: int) -> None:
+    """Which messages two setups send differently at this step, and a text diff of one of them."""
+    st.markdown("##### Diff of two setups at this step")
+    for key, default in ((DIFF_A_KEY, labels[0]), (DIFF_B_KEY, labels[1])):
+        if st.session_state.get(key) not in labels:
+            st.session_state[key] = default
+    left, right = st.columns(2)
+    a = left.selectbox("Setup", list(labels), key=DIFF_A_KEY)
+    b = right.selectbox("against setup", list(labels), key=DIFF_B_KEY)
+    if a == b:
+        st.caption("Pick two different setups to compare.")
+        return
+    differing = views.differing_rows(rows, a, b)
+    if not differing:
+        st.info(f"At step {step} both setups send exactly the same messages.", icon=":material/check:")
+        return
+    st.caption(f"{len(differing):,} of {len(rows):,} rows differ in fate or in the text sent.")
+    described = {_describe(row, a, b): row for row in differing}
+    choice = st.selectbox("Message to diff", list(described), key=f"{DIFF_ROW_KEY}.{step}.{a}.{b}",
+                          help="The unified diff of what each setup sends for this message (- first setup, + second).")
+    row = described.get(choice, differing[0])
+    diff, cut = clip(views.text_diff(row, a, b), FULL_TEXT_CHARS)
+    if diff:
+        st.code(diff, language="diff", wrap_lines=True, height=_code_height(diff))
+        if cut:
+            st.caption(f"… {cut:,} more characters not shown.")
+    else:
+        st.caption("Same text, different fate.")
+
+
+def _describe(row: views.AlignedRow, a: str, b: str) -> str:
+    """``#12 tool result: kept → pruned`` (role and fates are fixed words)."""
+    item = row.cells.get(a) or row.cells.get(b)
+    where = f"#{row.index}" if row.index is not None else f"new after #{row.key[0]} ({row.key[2] + 1})"
+    role = _role(item.original or item.message) if item is not None else "message"
+
+    def fate(label: str) -> str:
+        cell = row.cells.get(label)
+        return cell.fate if cell is not None else "absent"
+
+    return f"{where} {role}: {fate(a)} → {fate(b)}"
 
 
 def _setup_headers(runs: Sequence[views.Run], setup_colors: Mapping[str, str], rows: Sequence[views.AlignedRow],
@@ -56,7 +122,7 @@ def _setup_headers(runs: Sequence[views.Run], setup_colors: Mapping[str, str], r
     for col, (label, rep) in zip(cols, runs, strict=True):
         s = rep.steps[step]
         with col.container(border=True):
-            st.markdown(f"**{colored('■ Setup ' + label, setup_colors[label])}** · {rep.strategy.title}")
+            st.markdown(f"**{setup_title(label, setup_colors[label])}** · {rep.strategy.title}")
             st.metric(
                 "Tokens sent",
                 f"{s.tokens_sent:,}",

@@ -13,9 +13,8 @@ from compaction.replay import Replay
 
 from . import cache
 from .guard import log, one_line
-from .settings import Policy
 from .setups import SetupSpec
-from .text import colored, compact_number, escape_markdown
+from .text import compact_number, escape_markdown, setup_title
 
 REPLAY_ASSUMPTION = (
     "Replay assumes the agent would have acted the same after compaction: every later message is taken from the "
@@ -35,16 +34,18 @@ class SetupResult:
     key: cache.ReplayKey | None = None
 
 
-def run_setups(conversation: Conversation, source_key: str, setups: Sequence[SetupSpec], policy: Policy,
-               counter_spec: str) -> list[SetupResult]:
-    """Replay every setup (cached); invalid settings become a per-setup error, never an exception."""
+def run_setups(conversation: Conversation, source_key: str, setups: Sequence[SetupSpec]) -> list[SetupResult]:
+    """Replay every setup with its policy and counter (cached); invalid settings become a per-setup error, never an
+    exception (an invalid shared policy is reported once, above the results)."""
     results = []
     for setup in setups:
+        policy = setup.policy
         if not policy.valid and setup.info.policy == "threshold":
-            results.append(SetupResult(setup))
+            error = f"its threshold policy is invalid — {policy.error}" if setup.own_policy else None
+            results.append(SetupResult(setup, error=error))
             continue
         key = cache.ReplayKey(source_key, setup.strategy, setup.params, policy.context_window, policy.compact_at,
-                              policy.compact_to, counter_spec)
+                              policy.compact_to, setup.counter)
         try:
             results.append(SetupResult(setup, cache.run_replay(key, conversation), key=key))
         except Exception as exc:  # noqa: BLE001 - one failing setup must not hide the others
@@ -68,7 +69,7 @@ def show_setup_errors(results: Sequence[SetupResult]) -> None:
     """One readable error per setup that could not be replayed."""
     for r in results:
         if r.error:
-            st.error(f"**Setup {r.setup.label}** ({escape_markdown(r.setup.info.title)}): {escape_markdown(r.error)}",
+            st.error(f"**Setup {escape_markdown(r.setup.label)}** ({escape_markdown(r.setup.info.title)}): {escape_markdown(r.error)}",
                      icon=":material/tune:")
 
 
@@ -96,7 +97,7 @@ def show_metric_cards(results: Sequence[SetupResult], context_window: int) -> No
         s = r.replay.summary()
         saved_pct = 100.0 * s["tokens_saved"] / s["total_tokens_uncompacted"] if s["total_tokens_uncompacted"] else 0.0
         with col.container(border=True):
-            st.markdown(f"**{colored('■ Setup ' + r.setup.label, r.setup.color)}** · {r.replay.strategy.title}")
+            st.markdown(f"**{setup_title(r.setup.label, r.setup.color)}** · {r.replay.strategy.title}")
             left, right = st.columns(2)
             left.metric("Peak context", compact_number(s["peak_tokens_sent"]),
                         delta=compact_number(s["peak_tokens_sent"] - peak), delta_color="inverse",
@@ -110,7 +111,38 @@ def show_metric_cards(results: Sequence[SetupResult], context_window: int) -> No
             st.caption(f"{s['compactions']:,} compaction{'s' if s['compactions'] != 1 else ''}"
                        + (f" · {declined:,} declined trigger{'s' if declined != 1 else ''} (nothing it may compact)"
                           if declined else ""))
+            _loss_badges(r)
             _setup_warnings(r)
+
+
+LOSS_HELP = (
+    "A heuristic, not a verdict: a removed message counts as needed when a later assistant message or tool call in "
+    "the real run quotes a distinctive identifier (path, name, hash, long number) found only in it, or repeats the "
+    "tool call whose result was removed (a re-fetch)."
+)
+
+
+def losses_of(results: Sequence[SetupResult]) -> dict[str, dict[str, int | bool]]:
+    """Information-loss summaries by setup label (cached per replay)."""
+    return {r.setup.label: cache.loss(r.key, r.replay).summary() for r in results if r.replay is not None and r.key}
+
+
+def _loss_badges(result: SetupResult) -> None:
+    """Does the task survive, and how much removed content looks needed later (badges from fixed strings)."""
+    if result.key is None:
+        return
+    summary = cache.loss(result.key, result.replay).summary()
+    first = summary["first_user_request_survives"]
+    latest = summary["latest_user_request_survives"]
+    score = summary["information_loss_score"]
+    badges = [
+        ":green-badge[first user request survives]" if first else ":red-badge[first user request lost]",
+        ":green-badge[latest user request survives]" if latest else ":red-badge[latest user request lost]",
+        f":{'gray' if score == 0 else 'orange'}-badge[information loss {score}]",
+    ]
+    st.markdown(" ".join(badges), help=LOSS_HELP + f" {summary['removed_messages']:,} messages removed at some point, "
+                f"{summary['refetches']:,} re-fetches.")
+    st.caption("Information loss: removed messages the run later seems to need (a heuristic).")
 
 
 def _setup_warnings(result: SetupResult) -> None:
@@ -124,20 +156,32 @@ def _setup_warnings(result: SetupResult) -> None:
             st.markdown(w.message + (f" :gray[Calls: {calls}.]" if calls else ""))  # fixed wording and numbers
 
 
+METRICS_CSV_KEY = "metrics.csv"
+COUNT_COLUMNS = ("LLM calls", "Compactions", "Declined triggers", "Peak tokens sent", "Total tokens sent", "Tokens saved",
+                 "Context window")
+
+
 def show_summary_table(results: Sequence[SetupResult]) -> None:
-    """The per-strategy table and the replay assumption."""
+    """The metrics table per setup (with a CSV download) and the replay assumption."""
     runs = runs_of(results)
     if not runs:
         st.info("No setup could be replayed with the current settings.")
         return
-    table = views.summary_table(runs)
-    counts = [c for c in table.columns if c not in ("Setup", "Strategy", "Saved %")]
-    styled = (
-        table.style.hide(axis="index")
-        .format("{:,}", subset=counts)
-        .format("{:.1f}%", subset=["Saved %"])
+    table = views.metrics_table(runs, losses_of(results))
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            **{c: st.column_config.NumberColumn(format="localized") for c in COUNT_COLUMNS},
+            "Saved %": st.column_config.NumberColumn(format="%.1f%%"),
+            "Information loss score": st.column_config.NumberColumn(help=LOSS_HELP),
+            "First user request survives": st.column_config.CheckboxColumn(),
+            "Latest user request survives": st.column_config.CheckboxColumn(),
+        },
     )
-    st.table(styled)
+    st.download_button("Download the metrics (CSV)", table.to_csv(index=False).encode(), file_name="metrics.csv",
+                       mime="text/csv", key=METRICS_CSV_KEY, icon=":material/download:")
     st.caption(
         "Peak and total count the tokens each LLM call sent. Tokens saved = the uncompacted total minus the setup's "
         "total, both measured with the chosen counter. A declined trigger fired, but the strategy had nothing it was "

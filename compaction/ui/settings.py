@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import streamlit as st
 
@@ -20,7 +21,7 @@ COUNTER_OPTIONS: dict[str, str] = {
     "maf-dotnet": "Agent Framework .NET",
     "maf-python": "Agent Framework Python",
 }
-DEFAULT_WINDOW = 100_000
+DEFAULT_WINDOW = 64_000
 DEFAULT_COMPACT_AT = 0.7
 DEFAULT_COMPACT_TO = 0.4
 DEFAULT_CHARS_PER_TOKEN = 3.3
@@ -30,6 +31,38 @@ CHARS_KEY = "counter.chars_per_token"
 WINDOW_KEY = "policy.context_window"
 AT_KEY = "policy.compact_at"
 TO_KEY = "policy.compact_to"
+WINDOW_RANGE = (1, 10_000_000)
+AT_RANGE = (0.05, 1.0)
+TO_RANGE = (0.01, 1.0)
+CHARS_RANGE = (0.5, 20.0)
+
+
+class PolicyKeys(NamedTuple):
+    """Session-state keys of one set of threshold-policy widgets."""
+
+    window: str
+    compact_at: str
+    compact_to: str
+
+
+class CounterKeys(NamedTuple):
+    """Session-state keys of one set of counter widgets."""
+
+    kind: str
+    chars: str
+
+
+class SharedValues(NamedTuple):
+    """The shared policy and counter as the widgets hold them (defaults before they are drawn)."""
+
+    context_window: int
+    compact_at: float
+    compact_to: float
+    counter: str
+
+
+SHARED_POLICY_KEYS = PolicyKeys(WINDOW_KEY, AT_KEY, TO_KEY)
+SHARED_COUNTER_KEYS = CounterKeys(COUNTER_KEY, CHARS_KEY)
 
 
 @dataclass(frozen=True)
@@ -55,72 +88,116 @@ def check_policy(context_window: int, compact_at: float, compact_to: float) -> P
     return Policy(context_window, compact_at, compact_to)
 
 
-def choose_counter() -> str:
-    """Sidebar: the token counter spec (``approx``, ``approx:3.3``, ``tiktoken:o200k_base``, …).
+def initial(key: str, **defaults: object) -> dict[str, object]:
+    """``defaults`` for a widget's value argument, or nothing when its key already holds a value (seeded by an
+    import, a link or a tour): passing both makes Streamlit warn that the default is ignored."""
+    return {} if key in st.session_state else defaults
+
+
+def _clamp(value: float, bounds: tuple[float, float]) -> float:
+    return min(max(value, bounds[0]), bounds[1])
+
+
+def counter_spec(kind: str, chars: float | None) -> str:
+    """The counter spec of the counter widgets' values (``approx:custom`` with 3.3 → ``approx:3.3``)."""
+    return f"approx:{float(chars if chars is not None else DEFAULT_CHARS_PER_TOKEN):g}" if kind == "approx:custom" \
+        else kind
+
+
+def shared_values() -> SharedValues:
+    """The shared policy and counter, from their widgets' state (the defaults before they are drawn)."""
+    state = st.session_state
+    return SharedValues(
+        int(state.get(WINDOW_KEY, DEFAULT_WINDOW)),
+        round(float(state.get(AT_KEY, DEFAULT_COMPACT_AT)), 4),
+        round(float(state.get(TO_KEY, DEFAULT_COMPACT_TO)), 4),
+        counter_spec(state.get(COUNTER_KEY, "approx"), state.get(CHARS_KEY)),
+    )
+
+
+def seed_policy(keys: PolicyKeys, context_window: int, compact_at: float, compact_to: float) -> None:
+    """Write policy values into widget keys before the widgets are drawn (clamped to the widgets' ranges)."""
+    state = st.session_state
+    state[keys.window] = int(_clamp(int(context_window), WINDOW_RANGE))
+    state[keys.compact_at] = float(_clamp(float(compact_at), AT_RANGE))
+    state[keys.compact_to] = float(_clamp(float(compact_to), TO_RANGE))
+
+
+def seed_counter(keys: CounterKeys, kind: str, chars: float | None) -> None:
+    """Write counter values into widget keys before the widgets are drawn."""
+    st.session_state[keys.kind] = kind
+    if chars is not None:
+        st.session_state[keys.chars] = float(_clamp(chars, CHARS_RANGE))
+
+
+COUNTER_HELP = (
+    "How tokens are counted for triggers, targets and the chart. **approx**: Haystack's "
+    "ApproximateTokenCounter (the whole conversation rendered as one text, characters ÷ chars-per-token). "
+    "**tiktoken**: Haystack's TiktokenCounter on the same text — o200k_base for GPT-4o/4.1/5, cl100k_base for "
+    "GPT-4/3.5. **Agent Framework .NET**: UTF-8 bytes of each message ÷ 4. **Agent Framework Python**: "
+    "CharacterEstimatorTokenizer, JSON characters of each message ÷ 4."
+)
+
+
+def choose_counter(keys: CounterKeys = SHARED_COUNTER_KEYS, header: bool = True) -> str:
+    """The token counter spec (``approx``, ``approx:3.3``, ``tiktoken:o200k_base``, …) from its widgets.
 
     Shows a notice when the counter falls back (e.g. a tiktoken encoding that cannot be loaded offline).
     """
-    st.header("Token counter", divider="gray")
-    kind = st.selectbox(
-        "Counter",
-        list(COUNTER_OPTIONS),
-        format_func=COUNTER_OPTIONS.__getitem__,
-        key=COUNTER_KEY,
-        help="How tokens are counted for triggers, targets and the chart. **approx**: Haystack's "
-        "ApproximateTokenCounter (the whole conversation rendered as one text, characters ÷ chars-per-token). "
-        "**tiktoken**: Haystack's TiktokenCounter on the same text — o200k_base for GPT-4o/4.1/5, cl100k_base for "
-        "GPT-4/3.5. **Agent Framework .NET**: UTF-8 bytes of each message ÷ 4. **Agent Framework Python**: "
-        "CharacterEstimatorTokenizer, JSON characters of each message ÷ 4.",
-    )
+    if header:
+        st.header("Token counter", divider="gray")
+    kind = st.selectbox("Counter", list(COUNTER_OPTIONS), format_func=COUNTER_OPTIONS.__getitem__, key=keys.kind,
+                        help=COUNTER_HELP)
     spec = kind
     if kind == "approx:custom":
         chars = st.number_input(
             "Characters per token",
-            min_value=0.5,
-            max_value=20.0,
-            value=DEFAULT_CHARS_PER_TOKEN,
+            min_value=CHARS_RANGE[0],
+            max_value=CHARS_RANGE[1],
+            **initial(keys.chars, value=DEFAULT_CHARS_PER_TOKEN),
             step=0.1,
             format="%.1f",
-            key=CHARS_KEY,
+            key=keys.chars,
             help="Haystack ApproximateTokenCounter(chars_per_token=…): code and JSON are often nearer 3 characters "
             "per token than 4.",
         )
-        spec = f"approx:{chars:g}"
+        spec = counter_spec(kind, chars)
     choice = cache.counter(spec)
     if choice.notice:
         st.warning(escape_markdown(choice.notice), icon=":material/info:")
     return choice.counter.spec if choice.notice else spec
 
 
-def choose_policy() -> Policy:
-    """Sidebar: ``context_window``, ``compact_at`` and ``compact_to``, validated as Haystack does."""
-    st.header("Threshold policy", divider="gray")
+def choose_policy(keys: PolicyKeys = SHARED_POLICY_KEYS, header: bool = True) -> Policy:
+    """``context_window``, ``compact_at`` and ``compact_to`` from their widgets, validated as Haystack does."""
+    if header:
+        st.header("Threshold policy", divider="gray")
     window = st.number_input(
         "Context window (tokens)",
-        min_value=1,
-        max_value=10_000_000,
-        value=DEFAULT_WINDOW,
-        step=10_000,
-        key=WINDOW_KEY,
+        min_value=WINDOW_RANGE[0],
+        max_value=WINDOW_RANGE[1],
+        **initial(keys.window, value=DEFAULT_WINDOW),
+        step=1_000,
+        key=keys.window,
         help="The model's context window. Haystack CompactionHook(context_window=…); the bundled samples reach "
-        "about 60k–150k tokens uncompacted.",
+        "about 57k–118k tokens uncompacted, so at the default 64k all of them compact.",
     )
     compact_at = st.slider(
         "Compact at (fraction of the window)",
-        min_value=0.05,
-        max_value=1.0,
-        value=DEFAULT_COMPACT_AT,
+        min_value=AT_RANGE[0],
+        max_value=AT_RANGE[1],
+        **initial(keys.compact_at, value=DEFAULT_COMPACT_AT),
         step=0.01,
-        key=AT_KEY,
+        key=keys.compact_at,
         help="Trigger: compaction runs before an LLM call once the context reaches compact_at × window.",
     )
     compact_to = st.slider(
         "Compact to (fraction of the window)",
-        min_value=0.01,
-        max_value=1.0,
-        value=DEFAULT_COMPACT_TO,
+        min_value=TO_RANGE[0],
+        max_value=TO_RANGE[1],
+        **initial(keys.compact_to, value=DEFAULT_COMPACT_TO),
         step=0.01,
-        key=TO_KEY,
+        key=keys.compact_to,
         help="Target: the strategy is asked to bring the context under compact_to × window. Must be below "
         "compact_at, or compaction would be attempted again every step.",
     )

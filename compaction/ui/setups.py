@@ -1,7 +1,8 @@
-"""Sidebar setups: a strategy per setup and its parameters, as widgets generated from the registry's metadata.
+"""Sidebar setups: any number of them, each with a strategy, its parameters (widgets generated from the registry's
+metadata), and optionally its own threshold policy and counter; add, duplicate, rename and remove.
 
-The page works on a list of setups held in session state (``A`` and ``B`` by default); everything downstream
-(replays, charts, tables, the side-by-side view) iterates over that list, so more setups need no new code there.
+The list of setups and their ids live in :mod:`.state`; everything downstream (replays, charts, tables, the
+side-by-side view) iterates over the :class:`SetupSpec` list this module returns.
 """
 
 from __future__ import annotations
@@ -13,87 +14,80 @@ from typing import Any
 import streamlit as st
 
 import compaction
-from compaction.charts import setup_color
+from compaction.setups import Setup
 from compaction.strategies import Param, StrategyInfo
 
-from .text import colored
+from . import settings, state
+from .state import DEFAULT_SETUPS, strategy_key, widget_key
+from .text import escape_markdown, setup_title
 
-#: (label, default strategy) of the setups a new session starts with
-DEFAULT_SETUPS: tuple[tuple[str, str], ...] = (
-    ("A", "haystack.tool_result_pruning"),
-    ("B", "agent_framework.tool_result_compaction"),
-)
-SETUPS_KEY = "setups"
+__all__ = ["DEFAULT_SETUPS", "SetupSpec", "choose_setups", "param_widget", "strategy_key", "widget_key"]
+
 #: an int parameter whose range is at most this wide gets a slider, otherwise a number input
 SLIDER_MAX_SPAN = 50
 #: a text parameter whose default is longer than this gets a text area (placeholders, prompts)
 LONG_TEXT = 40
+ADD_KEY = "setups.add"
 
 
 @dataclass(frozen=True)
 class SetupSpec:
-    """One setup as chosen in the sidebar: a label, a strategy and its parameter values (hashable)."""
+    """One setup as chosen in the sidebar (hashable): its slot id, label, colour, strategy and parameter values,
+    and the policy and counter it runs with (its own, or the shared ones)."""
 
     label: str
     strategy: str
     params: tuple[tuple[str, Any], ...]
     color: str
+    policy: settings.Policy
+    counter: str
+    id: str = ""
+    own_policy: bool = False
 
     @property
     def info(self) -> StrategyInfo:
         return compaction.get_strategy(self.strategy)
 
-
-def setup_slots() -> list[tuple[str, str]]:
-    """The setups of this session as ``(label, default strategy)`` pairs."""
-    if SETUPS_KEY not in st.session_state:
-        st.session_state[SETUPS_KEY] = list(DEFAULT_SETUPS)
-    return list(st.session_state[SETUPS_KEY])
-
-
-def widget_key(label: str, strategy: str, param: str) -> str:
-    """Session-state key of one parameter widget (per setup and strategy, so switching strategy starts from its
-    defaults)."""
-    return f"setup.{label}.{strategy}.{param}"
-
-
-def strategy_key(label: str) -> str:
-    return f"setup.{label}.strategy"
+    def setup(self) -> Setup:
+        """The library's :class:`~compaction.setups.Setup` (what links, exports and sweeps use)."""
+        return Setup(self.strategy, dict(self.params), self.policy.context_window, self.policy.compact_at,
+                     self.policy.compact_to, self.counter, self.label)
 
 
 def param_widget(param: Param, key: str) -> Any:
     """The widget for one parameter, chosen by its type, with its bounds and its help text."""
     label = param.name.replace("_", " ").capitalize()
     help_text = param.help
+    initial = settings.initial
     if param.type == "bool":
-        return st.checkbox(label, value=bool(param.default), key=key, help=help_text)
+        return st.checkbox(label, **initial(key, value=bool(param.default)), key=key, help=help_text)
     if param.type == "choice":
         options = list(param.choices)
         index = options.index(param.default) if param.default in options else 0
-        return st.selectbox(label, options, index=index, key=key, help=help_text)
+        return st.selectbox(label, options, **initial(key, index=index), key=key, help=help_text)
     if param.type == "int":
         low = int(param.minimum) if param.minimum is not None else None
         high = int(param.maximum) if param.maximum is not None else None
         if low is not None and high is not None and high - low <= SLIDER_MAX_SPAN:
-            return st.slider(label, min_value=low, max_value=high, value=int(param.default), step=1, key=key,
-                             help=help_text)
-        return st.number_input(label, min_value=low, max_value=high, value=int(param.default), step=_int_step(param),
-                               key=key, help=help_text)
+            return st.slider(label, min_value=low, max_value=high, **initial(key, value=int(param.default)), step=1,
+                             key=key, help=help_text)
+        return st.number_input(label, min_value=low, max_value=high, **initial(key, value=int(param.default)),
+                               step=_int_step(param), key=key, help=help_text)
     if param.type == "float":
         low = float(param.minimum) if param.minimum is not None else None
         high = float(param.maximum) if param.maximum is not None else None
         span = (high - low) if low is not None and high is not None else None
         step = 0.01 if span is not None and span <= 1 else 0.1
-        return st.number_input(label, min_value=low, max_value=high, value=float(param.default), step=step,
-                               key=key, help=help_text)
+        return st.number_input(label, min_value=low, max_value=high, **initial(key, value=float(param.default)),
+                               step=step, key=key, help=help_text)
     if param.type == "str_list":
         default = param.default if isinstance(param.default, str) else ", ".join(param.default or ())
-        return st.text_input(label, value=default, key=key, help=f"{help_text} Comma-separated.")
+        return st.text_input(label, **initial(key, value=default), key=key, help=f"{help_text} Comma-separated.")
     default = str(param.default or "")
     if param.type == "str" and len(default) > LONG_TEXT:
-        return st.text_area(label, value=default, key=key, help=help_text, height="content")
+        return st.text_area(label, **initial(key, value=default), key=key, help=help_text, height="content")
     placeholder = "empty: from the threshold policy" if param.type == "trigger" else None
-    return st.text_input(label, value=default, key=key, help=help_text, placeholder=placeholder)
+    return st.text_input(label, **initial(key, value=default), key=key, help=help_text, placeholder=placeholder)
 
 
 def _int_step(param: Param) -> int:
@@ -103,42 +97,82 @@ def _int_step(param: Param) -> int:
     return 10 ** max(len(str(default)) - 2, 0)
 
 
-def choose_setup(label: str, default_strategy: str, position: int, strategies: dict[str, StrategyInfo]) -> SetupSpec:
-    """Sidebar: one setup's strategy (with its summary and docs link) and its parameters."""
-    color = setup_color(position)
-    st.header(colored(f"■ Setup {label}", color), divider="gray")
+def choose_setup(slot: state.Slot, strategies: dict[str, StrategyInfo], shared_policy: settings.Policy,
+                 shared_counter: str, taken: Sequence[str], removable: bool) -> SetupSpec:
+    """Sidebar: one setup's name, strategy (with its summary and docs link), parameters, policy and counter."""
+    wanted = state.label_of(slot.id)
+    label = state.unique_label(wanted, taken)
+    st.header(setup_title(label, slot.color), divider="gray")
+    st.text_input("Name", key=state.label_key(slot.id), max_chars=state.MAX_LABEL,
+                  help="How this setup is called in every chart, table and export.")
+    if not wanted.strip():
+        st.caption(f"No name given: shown as {escape_markdown(label)}.")
+    elif label != " ".join(wanted.split())[: state.MAX_LABEL]:
+        st.caption(f"Another setup is called that: shown as {escape_markdown(label)}.")
     names = sorted(strategies, key=lambda n: (strategies[n].family, n))
-    index = names.index(default_strategy) if default_strategy in names else 0
+    key = strategy_key(slot.id)
+    if st.session_state.get(key) not in names:
+        st.session_state.pop(key, None)
     name = st.selectbox(
         "Strategy",
         names,
-        index=index,
+        **settings.initial(key, index=0),
         format_func=lambda n: strategies[n].title,
-        key=strategy_key(label),
+        key=key,
         help="How this setup compacts. Each strategy re-creates one framework's compactor, behaviour for "
         "behaviour; its parameters follow.",
     )
     info = strategies[name]
     docs = f" [Documentation ↗]({info.docs_url})" if info.docs_url else ""
     st.caption(f"{info.summary}{docs}")
-    if info.policy != "threshold":
-        st.caption("This strategy has its own trigger: the threshold policy above does not apply to it.")
-    values = _param_widgets(label, name, [p for p in info.params if not p.advanced])
+    values = _param_widgets(slot.id, name, [p for p in info.params if not p.advanced])
     advanced = [p for p in info.params if p.advanced]
     if advanced:
         with st.expander("Advanced parameters"):
-            values.update(_param_widgets(label, name, advanced))
-    return SetupSpec(label, name, tuple(sorted(values.items())), color)
+            values.update(_param_widgets(slot.id, name, advanced))
+    policy, counter, own_policy = _policy_and_counter(slot.id, info, shared_policy, shared_counter)
+    left, right = st.columns(2)
+    left.button("Duplicate", key=f"setup.{slot.id}.duplicate", on_click=state.duplicate_setup, args=(slot.id,),
+                icon=":material/content_copy:", width="stretch", help="Add a copy of this setup to vary one thing.")
+    right.button("Remove", key=f"setup.{slot.id}.remove", on_click=state.remove_setup, args=(slot.id,),
+                 icon=":material/delete:", width="stretch", disabled=not removable,
+                 help="Remove this setup (the explorer keeps at least one).")
+    return SetupSpec(label, name, tuple(sorted(values.items())), slot.color, policy, counter, slot.id, own_policy)
 
 
-def _param_widgets(label: str, strategy: str, params: Sequence[Param]) -> dict[str, Any]:
-    return {p.name: param_widget(p, widget_key(label, strategy, p.name)) for p in params}
+def _policy_and_counter(slot_id: str, info: StrategyInfo, shared_policy: settings.Policy, shared_counter: str
+                        ) -> tuple[settings.Policy, str, bool]:
+    """The setup's own threshold policy and counter when asked for, else the shared ones."""
+    own_policy = st.session_state.get(state.own_policy_key(slot_id), False)
+    own_counter = st.session_state.get(state.own_counter_key(slot_id), False)
+    title = "Policy and counter" + (" (own)" if own_policy or own_counter else " (shared)")
+    with st.expander(title, expanded=bool(own_policy or own_counter)):
+        if info.policy != "threshold":
+            st.caption("This strategy has its own trigger: the threshold policy does not apply to it.")
+        own_policy = st.checkbox("Own threshold policy", key=state.own_policy_key(slot_id),
+                                 help="Use a context window, compact_at and compact_to for this setup only.")
+        policy = settings.choose_policy(state.policy_keys(slot_id), header=False) if own_policy else shared_policy
+        own_counter = st.checkbox("Own token counter", key=state.own_counter_key(slot_id),
+                                  help="Count this setup's tokens with another counter than the shared one.")
+        counter = settings.choose_counter(state.counter_keys(slot_id), header=False) if own_counter else shared_counter
+    return policy, counter, bool(own_policy)
 
 
-def choose_setups() -> list[SetupSpec]:
-    """Sidebar: every setup of this session, in order."""
+def _param_widgets(slot_id: str, strategy: str, params: Sequence[Param]) -> dict[str, Any]:
+    return {p.name: param_widget(p, widget_key(slot_id, strategy, p.name)) for p in params}
+
+
+def choose_setups(shared_policy: settings.Policy | None = None, shared_counter: str | None = None
+                  ) -> list[SetupSpec]:
+    """Sidebar: every setup of this session, in order, and a button to add one."""
+    shared = settings.shared_values()
+    policy = shared_policy or settings.check_policy(shared.context_window, shared.compact_at, shared.compact_to)
+    counter = shared_counter or shared.counter
     strategies = compaction.strategies()
-    return [
-        choose_setup(label, default, position, strategies)
-        for position, (label, default) in enumerate(setup_slots())
-    ]
+    slots = state.slots()
+    specs: list[SetupSpec] = []
+    for slot in slots:
+        specs.append(choose_setup(slot, strategies, policy, counter, [s.label for s in specs], len(slots) > 1))
+    st.button("Add a setup", key=ADD_KEY, on_click=state.add_default_setup, icon=":material/add:", width="stretch",
+              help="Compare one more strategy or parameter choice; every chart and table follows.")
+    return specs

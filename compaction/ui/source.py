@@ -21,6 +21,7 @@ MAX_WARNINGS_SHOWN = 200
 
 SAMPLE_KEY = "log.sample"
 UPLOAD_KEY = "log.upload"
+UPLOADED_PICK_KEY = "log.upload.pick"
 FORMAT_KEY = "log.format"
 CONVERSATION_KEY = "log.conversation"
 
@@ -76,13 +77,16 @@ def choose_log(samples_dir: Path) -> LogChoice | None:
         )
     else:
         st.caption(f"No bundled samples in {escape_markdown(str(samples_dir))}.")
-    upload = st.file_uploader(
-        "Or upload a log",
+    uploads = st.file_uploader(
+        "Or upload logs",
         type=upload_types(),
+        accept_multiple_files=True,
         key=UPLOAD_KEY,
-        help="An agent log in any supported format (OpenAI chat completions, Haystack or Agent Framework message "
-        "lists, …). It stays in this session's memory only.",
+        help="Drag and drop one or more agent logs in any supported format (OpenAI chat completions, Haystack or "
+        "Agent Framework message lists, Claude Code, Inspect, tau2-bench, …), then pick one. They stay in this "
+        "session's memory only.",
     )
+    upload = pick_upload(list(uploads or []))
     names = list(compaction.formats())
     chosen_format = st.selectbox(
         "Format",
@@ -97,6 +101,16 @@ def choose_log(samples_dir: Path) -> LogChoice | None:
     if sample is not None:
         return LogChoice(sample.name, sample.read_bytes(), "sample", fmt)
     return None
+
+
+def pick_upload(uploads: list) -> object | None:
+    """The uploaded file to replay: the only one, or the one picked when several were uploaded."""
+    if len(uploads) <= 1:
+        return uploads[0] if uploads else None
+    by_name = {f"{i + 1}. {u.name}": u for i, u in enumerate(uploads)}
+    chosen = st.selectbox("Uploaded log to replay", list(by_name), key=UPLOADED_PICK_KEY,
+                          help="Several logs are uploaded; the replay uses one at a time.")
+    return by_name.get(chosen, uploads[0])
 
 
 def choose_conversation(conversations: list[Conversation]) -> Conversation:

@@ -14,9 +14,10 @@ import streamlit as st
 
 from compaction import charts, views
 
-from . import cache
+from . import cache, url_state
 from .context_view import show_context
 from .guard import section
+from .inspect_setup import FLOOR_HELP, show_inside
 
 CHART_KEY = "tokens_chart"
 STEP_KEY = "step"
@@ -79,9 +80,10 @@ def _chosen() -> None:
 
 
 @st.fragment
-def step_panel(runs: Sequence[views.Run], setup_colors: Mapping[str, str], context_window: int,
-               runs_key: cache.RunsKey) -> None:
-    """Tokens per LLM call, the step selector, and what each setup sends at the selected step.
+def step_panel(runs: Sequence[views.Run], setup_colors: Mapping[str, str], context_window: int | None,
+               runs_key: cache.RunsKey, results: Sequence = ()) -> None:
+    """Tokens per LLM call, the step selector, what each setup sends at the selected step, and inside the setup in
+    focus (``results``: the :class:`~.results.SetupResult` list).
 
     A fragment: clicking a point or moving the slider reruns only this panel, not the replays.
     """
@@ -89,19 +91,25 @@ def step_panel(runs: Sequence[views.Run], setup_colors: Mapping[str, str], conte
     step = sync_step(last_step, views.default_step(runs))
     st.subheader("Tokens per LLM call", anchor="tokens")
     with section("Tokens chart"):
-        colors = tuple(_series_colors(runs, setup_colors).items())
+        colors = tuple(series_colors(runs, setup_colors).items())
         spec = cache.tokens_chart_spec(runs_key, colors, context_window, runs)
         st.vega_lite_chart(charts.with_selected_step(spec, step), key=CHART_KEY, on_select="rerun",
                            selection_mode=[charts.SELECTION], width="stretch")
         st.caption(
             "Each point is one LLM call and the tokens it sent; the dashed line is the log without compaction. "
-            "A drop line under ▼ shows how far a compaction went. **Click a point** (or use the slider) to inspect "
-            "that call below."
+            "A drop line under ▼ runs from the tokens before a compaction to the tokens after it. Dark squares: the "
+            "prompt tokens the provider reported (when the log has them); purple dashed verticals: compactions the "
+            "real agent did. **Click a point** (or use the slider) to inspect that call below.",
+            help=FLOOR_HELP,
         )
     with section("Step selector"):
         _step_controls(runs, last_step)
+    url_state.publish_step(st.session_state[STEP_KEY])
     with section("Context at the selected step"):
         show_context(runs, setup_colors, st.session_state[STEP_KEY], runs_key)
+    if results:
+        with section("Inside one setup"):
+            show_inside(results, st.session_state[STEP_KEY])
 
 
 def _step_controls(runs: Sequence[views.Run], last_step: int) -> None:
@@ -121,7 +129,7 @@ def _step_controls(runs: Sequence[views.Run], last_step: int) -> None:
                  help="Jump to the next LLM call where any setup's trigger fired.", width="stretch")
 
 
-def _series_colors(runs: Sequence[views.Run], setup_colors: Mapping[str, str]) -> dict[str, str]:
+def series_colors(runs: Sequence[views.Run], setup_colors: Mapping[str, str]) -> dict[str, str]:
     """Chart colours by series name: grey for the uncompacted log, each setup's own colour for its line."""
     colors = {views.BASELINE: charts.BASELINE_COLOR}
     for position, (label, rep) in enumerate(runs):

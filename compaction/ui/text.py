@@ -39,6 +39,11 @@ def colored(text: str, color: str) -> str:
     return f':color[{text}]{{foreground="{color}"}}'
 
 
+def setup_title(label: str, color: str) -> str:
+    """Markdown for "■ Setup <label>" in the setup's colour (the label is the user's: it is escaped)."""
+    return colored(f"■ Setup {escape_markdown(label)}", color)
+
+
 def clip(text: str, limit: int) -> tuple[str, int]:
     """``text`` cut to ``limit`` characters and how many were left out."""
     if len(text) <= limit:

@@ -1,0 +1,143 @@
+"""Share and export: the link, setups as JSON (download and import), production code for the setup in focus, and
+downloads of the charts (PNG/SVG) and replays (CSV/JSON).
+
+Chart images are rendered only when their button is pressed (``st.download_button`` with a callable).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+
+import streamlit as st
+
+from compaction.export import export_setup
+from compaction.setups import setups_from_json, setups_to_json
+
+from . import cache, state
+from .guard import one_line
+from .text import escape_markdown
+
+IMPORT_FILE_KEY = "share.import_file"
+IMPORT_BUTTON_KEY = "share.import"
+IMPORT_ERROR_KEY = "share.import_error"
+IMPORT_DONE_KEY = "share.import_done"
+EXPORT_WIDTH = 1000
+
+
+def _import_setups() -> None:
+    """Callback: replace the explorer's setups with the uploaded JSON file's (or say readably why not)."""
+    upload = st.session_state.get(IMPORT_FILE_KEY)
+    st.session_state.pop(IMPORT_DONE_KEY, None)
+    if upload is None:
+        st.session_state[IMPORT_ERROR_KEY] = "choose a JSON file of setups first"
+        return
+    try:
+        imported = setups_from_json(upload.getvalue())
+        state.replace_setups(imported)
+    except ValueError as exc:
+        st.session_state[IMPORT_ERROR_KEY] = f"{upload.name}: {one_line(exc)}"
+        return
+    st.session_state.pop(IMPORT_ERROR_KEY, None)
+    st.session_state[IMPORT_DONE_KEY] = len(imported)
+
+
+def image_of(spec: dict, fmt: str) -> Callable[[], bytes | str]:
+    """A deferred PNG or SVG rendering of a Vega-Lite spec (rendered only when downloaded)."""
+    def render() -> bytes | str:
+        import vl_convert
+
+        sized = {**spec, "width": EXPORT_WIDTH}
+        return vl_convert.vegalite_to_png(sized, scale=2) if fmt == "png" else vl_convert.vegalite_to_svg(sized)
+    return render
+
+
+def show_share(results: Sequence, tokens_spec: dict | None, from_upload: bool) -> None:
+    """The share and export panel (``results``: the :class:`~.results.SetupResult` list)."""
+    st.subheader("Share and export", anchor="share")
+    link, production, downloads = st.tabs(["Link and setups", "Use this in production", "Downloads"])
+    with link:
+        _link_and_setups(results, from_upload)
+    focus = _focus_result(results)
+    with production:
+        _production(focus)
+    with downloads:
+        _downloads(focus, tokens_spec)
+
+
+def _focus_result(results: Sequence):
+    replayed = [r for r in results if r.replay is not None and r.key is not None]
+    chosen = state.focus()
+    return next((r for r in replayed if r.setup.id == chosen), replayed[0] if replayed else None)
+
+
+def _link_and_setups(results: Sequence, from_upload: bool) -> None:
+    st.markdown("**Link to this view.** The address bar holds the log, every setup and the selected step: copy it "
+                "to share this view, or reload the page to come back to it.")
+    if from_upload:
+        st.caption("An uploaded log cannot travel in a link: whoever opens it uploads the same file.")
+    specs = [r.setup for r in results]
+    st.download_button("Download the setups (JSON)", setups_to_json([s.setup() for s in specs]),
+                       file_name="setups.json", mime="application/json", icon=":material/download:",
+                       key="share.setups_json",
+                       help="Every setup with its strategy, parameters, policy and counter; import it here again or "
+                       "run it with the CLI.")
+    st.file_uploader("Import setups (JSON)", type=["json"], key=IMPORT_FILE_KEY,
+                     help="A file downloaded above (or {\"setups\": [...]}); it replaces the current setups.")
+    st.button("Load the setups from the file", key=IMPORT_BUTTON_KEY, on_click=_import_setups,
+              icon=":material/upload:")
+    error = st.session_state.get(IMPORT_ERROR_KEY)
+    if error:
+        st.error(f"**Could not import the setups** — {escape_markdown(error)}", icon=":material/error:")
+    done = st.session_state.get(IMPORT_DONE_KEY)
+    if done:
+        st.success(f"Loaded {done} setup{'s' if done != 1 else ''}.", icon=":material/check:")
+
+
+def _production(focus) -> None:
+    if focus is None:
+        st.info("No setup is replayed yet.")
+        return
+    setup = focus.setup.setup()
+    st.markdown(f"The code for **setup {escape_markdown(focus.setup.label)}** "
+                f"({escape_markdown(focus.replay.strategy.title)}) in its own framework, with these exact settings. "
+                "Lines marked ← fill in take your own objects. Choose another setup under *Inside one setup*.")
+    try:
+        snippets = export_setup(setup.strategy, dict(setup.params), context_window=setup.context_window,
+                                compact_at=setup.compact_at, compact_to=setup.compact_to, counter=setup.counter)
+    except ValueError as exc:
+        st.error(f"**No production code for this setup** — {escape_markdown(one_line(exc))}", icon=":material/error:")
+        return
+    for snippet in snippets:
+        st.markdown(f"**{escape_markdown(snippet.title)}**")
+        st.code(snippet.code, language=snippet.language if snippet.language != "text" else None)
+        if snippet.note:
+            st.caption(escape_markdown(snippet.note))
+
+
+def _downloads(focus, tokens_spec: dict | None) -> None:
+    if tokens_spec is not None:
+        st.markdown("**Tokens chart**")
+        left, right = st.columns(2)
+        left.download_button("PNG", image_of(tokens_spec, "png"), file_name="tokens.png", mime="image/png",
+                             key="share.tokens_png", icon=":material/image:")
+        right.download_button("SVG", image_of(tokens_spec, "svg"), file_name="tokens.svg", mime="image/svg+xml",
+                              key="share.tokens_svg", icon=":material/image:")
+    if focus is None:
+        return
+    label = focus.setup.label
+    stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in label) or "setup"
+    st.markdown(f"**Setup {escape_markdown(label)}**")
+    cols = st.columns(4)
+    cols[0].download_button("Replay (CSV)", lambda: focus.replay.frame().to_csv(index=False), file_name=f"{stem}.csv",
+                            mime="text/csv", key="share.replay_csv", icon=":material/table:",
+                            help="One row per LLM call: tokens before and sent, trigger, compaction, note.")
+    cols[1].download_button("Replay (JSON)", lambda: json.dumps(focus.replay.to_json(), ensure_ascii=False, indent=1),
+                            file_name=f"{stem}.json", mime="application/json", key="share.replay_json",
+                            icon=":material/data_object:", help="What `python -m compaction replay --json` prints.")
+    composition = cache.composition_spec(focus.key, focus.replay)
+    cols[2].download_button("Composition (PNG)", image_of(composition, "png"), file_name=f"{stem}_composition.png",
+                            mime="image/png", key="share.composition_png", icon=":material/image:")
+    lifecycle = cache.lifecycle_spec(focus.key, focus.replay)
+    cols[3].download_button("Lifecycle (PNG)", image_of(lifecycle, "png"), file_name=f"{stem}_lifecycle.png",
+                            mime="image/png", key="share.lifecycle_png", icon=":material/image:")
