@@ -14,7 +14,20 @@ from pathlib import Path
 import streamlit as st
 
 from compaction.conversation import Conversation
-from compaction.ui import results, settings, setups, share, source, tour, url_state
+from compaction.setups import Setup
+from compaction.ui import (
+    costs,
+    fleet_view,
+    results,
+    settings,
+    setups,
+    share,
+    source,
+    state,
+    sweep_view,
+    tour,
+    url_state,
+)
 from compaction.ui.cache import tokens_chart_spec
 from compaction.ui.guard import section, show_error
 from compaction.ui.step_panel import series_colors, step_panel
@@ -110,13 +123,33 @@ def main() -> None:
         results.show_metric_cards(outcomes, policy.context_window)
     colors = {r.setup.label: r.setup.color for r in outcomes}
     runs_key = results.runs_key(outcomes)
-    step_panel(runs, colors, None, runs_key, outcomes)
-    with section("Summary"):
-        st.subheader("Summary per setup", anchor="summary")
-        results.show_summary_table(outcomes)
-    with section("Share and export"):
-        spec = tokens_chart_spec(runs_key, tuple(series_colors(runs, colors).items()), None, runs)
-        share.show_share(outcomes, spec, choice.origin == "upload")
+    explore, cost_tab, sweep_tab, fleet_tab = st.tabs(
+        [":material/timeline: Explore", ":material/payments: Cost & caching", ":material/grid_on: Sweep",
+         ":material/folder_copy: Fleet"])
+    with explore:
+        step_panel(runs, colors, None, runs_key, outcomes)
+        with section("Summary"):
+            st.subheader("Summary per setup", anchor="summary")
+            results.show_summary_table(outcomes)
+        with section("Share and export"):
+            spec = tokens_chart_spec(runs_key, tuple(series_colors(runs, colors).items()), None, runs)
+            share.show_share(outcomes, spec, choice.origin != "sample")
+    replayed = [r for r in outcomes if r.replay is not None]
+    with cost_tab, section("Cost"):
+        costs.show_costs(conversation, runs, colors)
+    with sweep_tab, section("Sweep"):
+        by_label = {r.setup.label: r.setup.setup() for r in replayed}
+        label = st.selectbox("Setup to sweep", list(by_label), key="sweep.setup",
+                             help="The sweep varies one or two parameters of this setup over a grid.")
+        sweep_view.show_sweep(conversation, by_label[label], on_load=load_into_explorer)
+    with fleet_tab, section("Fleet"):
+        fleet_view.show_fleet([(r.setup.label, r.setup.setup()) for r in replayed], colors=colors)
+
+
+def load_into_explorer(setup: Setup) -> None:
+    """A sweep cell (or the best setting) becomes a new setup of the explorer."""
+    state.add_setup(setup)
+    st.rerun()
 
 
 def publish(inputs: Inputs) -> None:

@@ -24,6 +24,8 @@ UPLOAD_KEY = "log.upload"
 UPLOADED_PICK_KEY = "log.upload.pick"
 FORMAT_KEY = "log.format"
 CONVERSATION_KEY = "log.conversation"
+#: written by the fleet view's "Open in the explorer" buttons
+OPEN_LOG_KEY = "fleet_open_log"
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class LogChoice:
 
     name: str
     data: bytes
-    origin: str  # "sample" | "upload"
+    origin: str  # "sample" | "upload" | "fleet" (opened from the fleet view)
     format: str | None = None
 
     @cached_property
@@ -96,11 +98,30 @@ def choose_log(samples_dir: Path) -> LogChoice | None:
         "file does not fit it.",
     )
     fmt = None if chosen_format == AUTO_FORMAT else chosen_format
+    opened = fleet_log()
+    if opened is not None:
+        return LogChoice(opened["name"], opened["data"], "fleet", fmt)
     if upload is not None:
         return LogChoice(upload.name, upload.getvalue(), "upload", fmt)
     if sample is not None:
         return LogChoice(sample.name, sample.read_bytes(), "sample", fmt)
     return None
+
+
+def fleet_log() -> dict | None:
+    """A log the fleet view asked to open (``fleet_open_log``), with a way back to the sample or upload."""
+    opened = st.session_state.get(OPEN_LOG_KEY)
+    if not isinstance(opened, dict) or not isinstance(opened.get("data"), bytes):
+        return None
+    st.info(f"Showing **{escape_markdown(str(opened.get('name')))}** from the fleet.", icon=":material/open_in_new:")
+    if st.button("Close it", key="log.close_fleet", help="Go back to the bundled sample or your upload."):
+        del st.session_state[OPEN_LOG_KEY]
+        st.rerun()
+    wanted = opened.get("conversation")
+    if wanted is not None and st.session_state.get("log.fleet_conversation_set") != (opened.get("name"), wanted):
+        st.session_state[CONVERSATION_KEY] = str(wanted)
+        st.session_state["log.fleet_conversation_set"] = (opened.get("name"), wanted)
+    return opened
 
 
 def pick_upload(uploads: list) -> object | None:
@@ -131,7 +152,7 @@ def show_log_facts(choice: LogChoice, conversation: Conversation, conversations:
     """Main area: what was read — format, messages, LLM calls, tool calls, results, and the load warnings."""
     info = compaction.formats().get(conversation.format)
     title = info.title if info is not None else conversation.format
-    where = "bundled sample" if choice.origin == "sample" else "uploaded file"
+    where = {"sample": "bundled sample", "fleet": "log opened from the fleet"}.get(choice.origin, "uploaded file")
     extra = f" · conversation {escape_markdown(conversation.id)} of {conversations}" if conversations > 1 else ""
     st.caption(f"{where}: **{escape_markdown(choice.name)}** · read as {escape_markdown(title)}{extra}")
     summary = conversation.summary()
