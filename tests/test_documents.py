@@ -47,3 +47,10 @@ def test_unreadable_documents_are_clear_errors(data, fragment):
     with pytest.raises(LoadError, match=fragment) as info:
         parse_document(data, "bad.json")
     assert str(info.value).startswith("bad.json")
+
+
+def test_an_integer_past_the_digit_limit_is_a_load_error_or_a_bad_line():
+    with pytest.raises(LoadError, match="not a usable JSON document"):
+        parse_document(b'{"a": ' + b"9" * 5000 + b"}", "huge.json")
+    doc = parse_document(b'{"a": 1}\n{"b": ' + b"9" * 5000 + b'}\n{"c": 2}\n', "huge.jsonl")
+    assert [n for n, _ in doc.records] == [1, 3] and doc.bad_lines[0].line == 2

@@ -110,6 +110,8 @@ def parse_document(data: bytes, path: str | None = None) -> Document:
     except json.JSONDecodeError as whole_error:
         del text
         return _jsonl_document(body, path, whole_error)
+    except ValueError as exc:  # e.g. an integer literal past Python's digit limit
+        raise LoadError(path, f"not a usable JSON document ({exc})") from None
 
 
 def _starts_like_jsonl(body: bytes) -> bool:
@@ -122,7 +124,7 @@ def _starts_like_jsonl(body: bytes) -> bool:
         return False
     try:
         return isinstance(json.loads(first), dict)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors too
         return False
 
 
@@ -156,8 +158,9 @@ def _parse_lines(body: bytes) -> tuple[list[tuple[int, Any]], list[LoadWarning]]
         except UnicodeDecodeError as exc:
             bad.append(LoadWarning(f"skipped: not UTF-8 text (byte 0x{line[exc.start]:02x} at column {exc.start + 1})",
                                    line=number))
-        except (json.JSONDecodeError, RecursionError) as exc:
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        except (ValueError, RecursionError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else (
+                "nested too deeply" if isinstance(exc, RecursionError) else str(exc))
             bad.append(LoadWarning(f"skipped: not valid JSON ({reason})", line=number))
     return records, bad
 
