@@ -143,11 +143,27 @@ def test_dotnet_nested_summary_is_inserted_and_its_originals_collapsed():
     assert_tool_pairs_together(rep)
 
 
-def test_dotnet_child_removing_part_of_a_group_excludes_only_those_messages():
+def test_dotnet_index_excludes_part_of_a_group_when_a_child_removes_only_some_of_it():
+    conv = session(4)
+    counter = make_counter("maf-dotnet")
+    index = MessageIndex(counter)
+    for i, m in enumerate(conv.messages[:-1]):
+        index.append(original(m, i))
+    index.end_batch()
+    group = next(g for g in index.included() if g.kind == "ToolCall")
+    call_entry = group.live_entries[0]
+    index.exclude_entries(group, [call_entry], "child")  # what a child that removed only the call leads to
+    assert [e.message.role for e in group.live_entries] == ["tool"]  # its call went, its result stayed
+    sent = [e for e in index.entries() if not e.excluded]
+    assert index.included_messages == len(sent) == len(conv.messages) - 2
+    assert index.included_tokens == sum(counter.count(g.messages) for g in index.included())
+    assert {e.exclude_reason for e in index.entries() if e.excluded} == {"child"}
+
+
+def test_dotnet_child_removals_are_excluded_with_the_child_name():
     conv = session(4)
     ctx = RunContext(make_counter("maf-dotnet"), context_window=3_000)
-    counter = ctx.counter
-    index = MessageIndex(counter)
+    index = MessageIndex(ctx.counter)
     for i, m in enumerate(conv.messages[:-1]):
         index.append(original(m, i))
     index.end_batch()
@@ -155,12 +171,10 @@ def test_dotnet_child_removing_part_of_a_group_excludes_only_those_messages():
                                           "child"))
     triggered, changed, note = child.compact(index)
     assert triggered and changed and note.startswith("kept 3 of")
-    split = [g for g in index.included() if len(g.live_entries) < len(g.entries)]
-    assert len(split) == 1 and split[0].kind == "ToolCall"
-    assert [e.message.role for e in split[0].live_entries] == ["tool"]  # its call went, its result stayed
+    # the tail's lone tool result lost its call, so OpenHands' ConversationMemory leaves it out too
     sent = [e for e in index.entries() if not e.excluded]
-    assert index.included_messages == len(sent) == 3  # system, user, the newest result (max_events counts all)
-    assert index.included_tokens == sum(counter.count(g.messages) for g in index.included())
+    assert [e.message.role for e in sent] == ["system", "user"]
+    assert index.included_tokens == sum(ctx.counter.count(g.messages) for g in index.included())
     gone = [e for e in index.entries() if e.excluded]
     assert gone and {e.exclude_reason for e in gone} == {"openhands.recent_events"}
 

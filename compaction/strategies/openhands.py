@@ -16,6 +16,7 @@ parameter's help gives the config default.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..conversation import Message
@@ -42,12 +43,61 @@ def is_condensation_summary(entry: Entry) -> bool:
     return entry.inserted == "summary"
 
 
-# ------------------------------------------------------------------------------------------------ projections
-class ObservationMasking(HistoryRunner):
-    """``ObservationMaskingCondenser``: observations outside the last ``attention_window`` events become
-    ``<MASKED>``; the window counts every event, actions included."""
+# ------------------------------------------------------------------------------------------------ sending
+class OpenHandsRunner(HistoryRunner):
+    """What every OpenHands condenser shares: the condensed view goes through ``ConversationMemory`` before it is
+    sent, which drops tool results whose call is not in the view and tool calls whose result is not (an assistant
+    message keeps its matched calls, or goes when none is left). Items without an id are kept."""
 
     projects = True
+
+    def condense(self, stored: list[Entry], tokens: int) -> Decision:
+        """The condenser's own per-call view (default: the stored history as it is)."""
+        return Decision()
+
+    def project(self, stored: list[Entry], tokens: int) -> Decision:
+        view = self.condense(stored, tokens)
+        base = view.entries if view.entries is not None else stored
+        sent, removed = self._matched_only(base)
+        if not removed:
+            return view
+        note = "; ".join(n for n in (view.note, f"{plural(removed, 'unmatched tool message')} left out by "
+                                     "ConversationMemory") if n)
+        return Decision(sent, view.triggered, note, view.target, view.model_calls)
+
+    def _matched_only(self, entries: list[Entry]) -> tuple[list[Entry], int]:
+        calls = {c.id for e in entries if e.message.role == "assistant" for c in e.message.tool_calls if c.id}
+        results = {e.message.tool_result.call_id for e in entries
+                   if e.message.tool_result is not None and e.message.tool_result.call_id}
+        out: list[Entry] = []
+        removed = 0
+        for e in entries:
+            m = e.message
+            if m.tool_result is not None and m.tool_result.call_id:
+                if m.tool_result.call_id in calls:
+                    out.append(e)
+                else:
+                    removed += 1
+            elif m.role == "assistant" and m.tool_calls:
+                matched = tuple(c for c in m.tool_calls if c.id in results)
+                if len(matched) == len(m.tool_calls):
+                    out.append(e)
+                elif matched:
+                    kind = "unmatched-calls:" + ",".join(str(c.id) for c in matched)
+                    out.append(self.edited(e, kind, lambda msg, kept=matched: replace(msg, tool_calls=kept),
+                                           mark="unmatched-calls-removed"))
+                    removed += 1
+                else:
+                    removed += 1
+            else:
+                out.append(e)
+        return out, removed
+
+
+# ------------------------------------------------------------------------------------------------ projections
+class ObservationMasking(OpenHandsRunner):
+    """``ObservationMaskingCondenser``: observations outside the last ``attention_window`` events become
+    ``<MASKED>``; the window counts every event, actions included."""
 
     def __init__(self, params: Mapping[str, Any], ctx: RunContext) -> None:
         super().__init__(ctx)
@@ -55,7 +105,7 @@ class ObservationMasking(HistoryRunner):
         if self.window < 1:
             raise ValueError(f"attention_window must be at least 1, got {self.window}")
 
-    def project(self, stored: list[Entry], tokens: int) -> Decision:
+    def condense(self, stored: list[Entry], tokens: int) -> Decision:
         limit = len(stored) - self.window
         masked = [i for i, e in enumerate(stored) if i < limit and is_observation(e)]
         if not masked:
@@ -66,15 +116,13 @@ class ObservationMasking(HistoryRunner):
         return Decision(out, True, f"{plural(len(masked), 'observation')} masked")
 
 
-class RecentEvents(HistoryRunner):
+class RecentEvents(OpenHandsRunner):
     """``RecentEventsCondenser``: the first ``keep_first`` events and the last ``max_events - keep_first``.
 
     Reproduced as written: when the history is shorter than ``max_events`` the two slices overlap and the first
     events are sent twice (the second copy is shown as a re-inserted duplicate); when ``max_events == keep_first``
     the tail slice ``[-0:]`` is the whole history.
     """
-
-    projects = True
 
     def __init__(self, params: Mapping[str, Any], ctx: RunContext) -> None:
         super().__init__(ctx)
@@ -84,7 +132,7 @@ class RecentEvents(HistoryRunner):
         if self.max_events < 1:
             raise ValueError(f"max_events must be at least 1, got {self.max_events}")
 
-    def project(self, stored: list[Entry], tokens: int) -> Decision:
+    def condense(self, stored: list[Entry], tokens: int) -> Decision:
         positions = list(range(len(stored)))
         head = positions[: self.keep_first]
         tail_length = max(0, self.max_events - len(head))
@@ -119,7 +167,7 @@ def validate_rolling(max_size: int, keep_first: int, minimum_size: int) -> None:
                          f"nothing could ever be forgotten")
 
 
-class AmortizedForgetting(HistoryRunner):
+class AmortizedForgetting(OpenHandsRunner):
     """``AmortizedForgettingCondenser``: past ``max_size`` events, keep the first ``keep_first`` and the last
     ``max_size // 2 - keep_first``; forget the contiguous range between them."""
 
@@ -139,7 +187,7 @@ class AmortizedForgetting(HistoryRunner):
         return Decision(kept, True, f"forgot {plural(len(forgotten), 'event')}, kept {len(kept)}")
 
 
-class LLMSummarizing(HistoryRunner):
+class LLMSummarizing(OpenHandsRunner):
     """``LLMSummarizingCondenser`` (V0 and V1): past ``max_size`` events (or, V1, ``max_tokens`` tokens), the events
     between the first ``keep_first`` and the tail are summarized together with the previous summary; the next view
     is head + summary + tail."""
