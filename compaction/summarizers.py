@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import urllib.request
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -77,14 +76,6 @@ class Summarizer(ABC):
 
 
 # ------------------------------------------------------------------------------------------------- extractive
-_IDENTIFIER = re.compile(
-    r"(?:[\w.-]+/)+[\w.-]+"  # paths
-    r"|\b[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\b"  # dotted names
-    r"|\b[a-z]+_[a-z0-9_]+\b|\b[A-Z][a-z]+[A-Z]\w*\b"  # snake_case, CamelCase
-    r"|#\d+|\b\d{3,}\b"  # issue numbers, long numbers
-)
-
-
 def _first_line(text: str, limit: int = 160) -> str:
     for line in text.splitlines():
         line = line.strip()
@@ -118,7 +109,7 @@ class ExtractiveSummarizer(Summarizer):
                 actions.append(f"  → {status}: {_first_line(m.tool_result.text)}")
             if m.role == "assistant" and m.text.strip():
                 actions.append(f"  note: {_first_line(m.text)}")
-            for match in _IDENTIFIER.findall(m.tool_result.text if m.tool_result is not None else m.text):
+            for match in identifiers(m.tool_result.text if m.tool_result is not None else m.text):
                 identifiers.setdefault(match, None)
         sections = [
             ("User requests", requests),

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -236,29 +235,15 @@ def with_token_in_a_tool_result(token: str) -> Conversation:
     return Conversation(messages=tuple(messages))
 
 
-def seconds_to_open(samples: Path, conversation: Conversation) -> float:
-    write_log(samples, conversation)
-    started = time.monotonic()
+def test_a_megabyte_unbroken_token_opens_like_any_log(samples: Path):
+    """A hex dump or a run of test dots with no separator: the page finishes (AppTest's own timeout would fail a
+    stall) and shows the results, with the token itself in the log as sent."""
+    unbroken = "0123456789abcdef" * 65_536  # 1 MB, no separator
+    write_log(samples, with_token_in_a_tool_result(unbroken))
     at = open_app(samples)
-    elapsed = time.monotonic() - started
     no_traceback(at)
     assert RESULTS in subheaders(at)
-    return elapsed
 
-
-@pytest.mark.xfail(strict=True, reason=(
-    "app bug in compaction/analysis/information.py: the _DISTINCTIVE pattern's path branch "
-    "r'(?:[\\w.-]+/)+[\\w.-]+' backtracks quadratically over a long run of word characters without a '/', so "
-    "distinctive_terms takes ~8 s on a 40,000-character hex token and about an hour on a 1 MB one (a hex dump, a "
-    "long hash list, a run of pytest dots); the information-loss badges compute it for every message, so the page "
-    "never finishes."))
-def test_a_long_unbroken_token_does_not_stall_the_replay(samples: Path):
-    size = 40_000
-    unbroken = ("0123456789abcdef" * (size // 16 + 1))[:size]
-    spaced = " ".join(unbroken[i: i + 15] for i in range(0, size, 16))  # same length, ordinary words
-    baseline = seconds_to_open(samples, with_token_in_a_tool_result(spaced))
-    hostile = seconds_to_open(samples, with_token_in_a_tool_result(unbroken))
-    assert hostile <= 1.5 * baseline + 1.0, f"{hostile:.1f} s with the token, {baseline:.1f} s with it split in words"
 
 
 def test_a_log_with_no_llm_calls_says_so(samples: Path):

@@ -10,26 +10,17 @@ would have forced a re-fetch.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..conversation import Conversation, Message
+from ..identifiers import identifiers
 from ..replay import Replay
-
-_DISTINCTIVE = re.compile(
-    r"(?:[\w.-]+/)+[\w.-]+"  # paths and URLs
-    r"|\b[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+\b"  # dotted names (module.func, file.py)
-    r"|\b[a-z][a-z0-9]*_[a-z0-9_]+\b"  # snake_case
-    r"|\b[A-Z][a-z0-9]+[A-Z]\w*\b"  # CamelCase
-    r"|\b[0-9a-f]{7,40}\b"  # hashes
-    r"|\b\d{4,}\b"  # long numbers (ids, line counts)
-)
 
 
 def distinctive_terms(text: str) -> set[str]:
     """Identifiers, paths, long numbers and hashes in ``text``."""
-    return {t for t in _DISTINCTIVE.findall(text) if len(t) >= 4}
+    return set(identifiers(text))
 
 
 def _message_text(m: Message) -> str:
