@@ -425,3 +425,24 @@ def test_tool_result_with_parts_is_formatted_as_text():
     parts = Message("tool", tool_result=ToolResult(c1, ("page ", "loaded")))
     index, _ = collapse([user("Q1"), assistant(None, [c1]), parts, user("Q2")])
     assert included_texts(index)[1] == "[Tool Calls]\nscreenshot:\n  - page loaded"
+
+
+def test_a_python_callable_can_be_the_formatter():
+    import compaction
+    from compaction.conversation import Conversation, Message, ToolCall, ToolResult
+
+    messages = [Message("system", ("s",)), Message("user", ("go",))]
+    for i in range(6):
+        call = ToolCall(f"c{i}", "read_file", {"path": f"f{i}.py"})
+        messages += [Message("assistant", (), (call,)), Message("tool", tool_result=ToolResult(call, "x" * 400))]
+    messages.append(Message("assistant", ("done",)))
+
+    def formatter(group) -> str:
+        return "digest of " + ",".join(c.id for m in group.messages for c in m.tool_calls)
+
+    rep = compaction.replay(Conversation(tuple(messages)), "agent_framework.tool_result_compaction",
+                            {"formatter": formatter, "minimum_preserved_groups": 2}, context_window=600,
+                            counter="maf-dotnet")
+    digests = [i.message.text for i in rep.context_at(len(rep.steps) - 1) if i.fate == "inserted"]
+    assert digests and all(d.startswith("digest of c") for d in digests)
+    assert "formatter" not in rep.to_json()["params"]  # a function is not data

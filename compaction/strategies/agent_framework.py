@@ -408,7 +408,7 @@ def _make_tool_result_compaction(params: Mapping[str, Any], ctx: RunContext) -> 
         trigger,
         params["minimum_preserved_groups"],
         target,
-        formatter=params.get("formatter_fn") or FORMATTERS[params["formatter"]],
+        formatter=params["formatter"] if callable(params["formatter"]) else FORMATTERS[params["formatter"]],
     )
     return strategy, lines
 
@@ -445,7 +445,8 @@ register(
                   "that are never collapsed, whatever the target.", minimum=0, maximum=200),
             Param("formatter", "choice", "default", "How a collapsed group is written: `default` is .NET's "
                   "DefaultToolCallFormatter ([Tool Calls] / name: / - result); `first_line` keeps each result's first "
-                  "line; `names_only` keeps only the calls.", choices=tuple(FORMATTERS)),
+                  "line; `names_only` keeps only the calls. From Python, any function group -> str.",
+                  choices=tuple(FORMATTERS), callable_ok=True),
         ),
         build=_build_tool_result_compaction,
         docs_url=DOCS + ".toolresultcompactionstrategy",

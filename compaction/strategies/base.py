@@ -32,6 +32,8 @@ class Param:
     choices: tuple[str, ...] = ()
     #: None: always shown; otherwise only shown/used when another param has this value ({"name": value})
     advanced: bool = False
+    #: the library may also pass a Python callable for this parameter (e.g. a custom formatter function)
+    callable_ok: bool = False
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "type": self.type, "default": self.default, "help": self.help}
@@ -45,6 +47,8 @@ class Param:
 
     def coerce(self, value: Any) -> Any:
         """Convert a CLI/URL string (or JSON value) to this parameter's type; ``ValueError`` names the param."""
+        if self.callable_ok and callable(value):
+            return value
         try:
             if self.type == "int":
                 if isinstance(value, bool):
