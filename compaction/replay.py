@@ -322,13 +322,17 @@ def replay(
     snapshots = [_Snapshot((), 0)]
     steps: list[Step] = []
     project = runner.persistence == "project"
+    stored_snapshot = False  # the last snapshot holds the stored history as a projection that changed nothing sent it
     for i, message in enumerate(conversation.messages):
         if i in skipped:
             continue
         if message.role == "assistant" and message.meta.get("generated", True) is not False:
             outcome = runner.before_call()
-            if outcome.compacted or project:
+            if outcome.compacted or (project and not stored_snapshot):
+                # a projection that changed nothing sends the stored history: one snapshot of it serves every such
+                # call until the next change (the originals appended meanwhile are the snapshot's tail)
                 snapshots.append(_Snapshot(tuple(runner.entries()), i))
+            stored_snapshot = project and not outcome.compacted
             steps.append(
                 Step(
                     step=len(steps),

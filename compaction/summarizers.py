@@ -97,7 +97,7 @@ class ExtractiveSummarizer(Summarizer):
         budget = max(request.budget_tokens, 16) * _CHARS_PER_TOKEN
         requests: list[str] = []
         actions: list[str] = []
-        identifiers: dict[str, None] = {}
+        found: dict[str, None] = {}
         for m in request.messages:
             if m.role == "user" and m.text.strip():
                 requests.append(_first_line(m.text, 240))
@@ -110,11 +110,11 @@ class ExtractiveSummarizer(Summarizer):
             if m.role == "assistant" and m.text.strip():
                 actions.append(f"  note: {_first_line(m.text)}")
             for match in identifiers(m.tool_result.text if m.tool_result is not None else m.text):
-                identifiers.setdefault(match, None)
+                found.setdefault(match, None)
         sections = [
             ("User requests", requests),
             ("Actions and results", actions),
-            ("Identifiers", [", ".join(list(identifiers)[:60])] if identifiers else []),
+            ("Identifiers", [", ".join(list(found)[:60])] if found else []),
         ]
         lines: list[str] = ["[Simulated extractive summary]"]
         used = len(lines[0])

@@ -41,7 +41,6 @@ NO_PAIRING_PROMISE = {
     "agent_framework_python.sliding_window": "drops whole groups, the user turn included, by count",
 }
 
-#: strategies that split pairs although their framework sends only matched pairs (known issues, see the report)
 #: strategies that break tool pairing and are known to (none: OpenHands' ConversationMemory filter is replayed)
 KNOWN_PAIRING_ISSUES: dict[str, str] = {}
 

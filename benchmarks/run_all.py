@@ -1,0 +1,74 @@
+"""Run every benchmark (except the ~200 MB log) and print a summary table of figure vs target.
+
+    python benchmarks/run_all.py [--dir DIR] [--skip NAME ...]
+
+Inputs are generated on first use into the cache folder (see ``make_logs.py``). Each benchmark prints its own
+figures as it finishes; the summary at the end repeats the figures that have a target, plus the replay-scaling
+exponents. Figures are measurements of this machine at this moment: nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import traceback
+from collections.abc import Callable
+
+from figures import Figure, print_figures, timed
+
+BENCHMARKS = ("load_and_count", "sweep_and_fleet", "replay_scaling", "app_latency")
+
+
+def _runner(name: str, data_dir: str | None) -> Callable[[], list[Figure]]:
+    from make_logs import calls_log, sized_log
+
+    if name == "load_and_count":
+        import load_and_count
+
+        return lambda: load_and_count.run(sized_log(20, data_dir))
+    if name == "sweep_and_fleet":
+        import sweep_and_fleet
+
+        return lambda: sweep_and_fleet.run(data_dir)
+    if name == "replay_scaling":
+        import replay_scaling
+
+        return lambda: replay_scaling.run(data_dir)
+    import app_latency
+
+    return lambda: app_latency.run(calls_log(1000, data_dir))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", help="benchmark data folder (default benchmarks/.data)")
+    parser.add_argument("--skip", action="append", default=[], choices=BENCHMARKS, help="leave a benchmark out")
+    args = parser.parse_args(argv)
+
+    from make_logs import make_all
+
+    with timed() as t:
+        make_all(args.dir)
+    print(f"inputs ready in {t.wall:.1f} s")
+    summary: list[Figure] = []
+    failed: list[str] = []
+    for name in BENCHMARKS:
+        if name in args.skip:
+            continue
+        try:
+            with timed() as t:
+                figures = _runner(name, args.dir)()
+        except Exception:  # noqa: BLE001 - one broken benchmark must not hide the others' figures
+            traceback.print_exc()
+            failed.append(name)
+            continue
+        print_figures(figures, f"{name} ({t.wall:.0f} s)")
+        summary += [f for f in figures if f.limit is not None]
+    print_figures(summary, "summary: figures with a target")
+    missed = [f for f in summary if f.verdict == "MISSED"]
+    print(f"\n{len(summary) - len(missed)} of {len(summary)} targets met" +
+          (f"; benchmarks that failed to run: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
