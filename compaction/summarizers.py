@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .conversation import Message
+from .identifiers import identifiers
 from .tokens import Counter
 
 SUMMARIZERS = ("extractive", "fixed-size", "from-log", "openai-compatible")
