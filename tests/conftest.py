@@ -26,3 +26,22 @@ def sample_paths(pattern: str = "*.openai.json") -> list[Path]:
 @pytest.fixture
 def django_log() -> Path:
     return real_log("openai-plain/openhands-completions__django-10097.json")
+
+
+#: Debian's chromium (playwright cannot download browsers on our machines)
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Debian chromium driven by Playwright; skips cleanly when either is missing."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is not installed")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM,
+                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        try:
+            yield launched
+        finally:
+            launched.close()

@@ -26,7 +26,6 @@ from compaction.ui import source
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "tests" / "artifacts"
 VIEWPORTS = ((1366, 768), (1920, 1080))
 CHART = "[data-testid='stVegaLiteChart']"
@@ -54,20 +53,6 @@ def _wait_healthy(port: int, proc: subprocess.Popen) -> None:
             pass
         time.sleep(0.25)
     raise RuntimeError("streamlit did not become healthy in time")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM,
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture(scope="module")

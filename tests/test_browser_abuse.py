@@ -29,7 +29,6 @@ from compaction.ui import source
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = ROOT / "tests" / "artifacts"
 CHART = "[data-testid='stVegaLiteChart']"
 EXCEPTION = "[data-testid='stException']"
@@ -62,20 +61,6 @@ def hostile_log() -> Conversation:
         messages.append(tool(call, body))
     messages.append(assistant(f"Done. {everything}"))
     return Conversation(messages=tuple(messages))
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM,
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture(scope="module")

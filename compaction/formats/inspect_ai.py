@@ -320,7 +320,7 @@ def _archive_samples(doc: Document, warnings: list[LoadWarning]) -> Iterator[Map
                 if len(data) > info.file_size:
                     raise LoadError(doc.path, "archive member larger than its header states", field=info.filename)
                 value = json.loads(data.decode("utf-8"))
-            except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, UnicodeDecodeError,
+            except (zipfile.BadZipFile, OSError, EOFError, UnicodeDecodeError,  # RuntimeError: also unsupported compression
                     json.JSONDecodeError, RecursionError, RuntimeError) as exc:
                 warnings.append(LoadWarning(f"archive member skipped: {exc.__class__.__name__}: {exc}",
                                             field=info.filename))

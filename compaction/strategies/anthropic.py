@@ -19,6 +19,7 @@ from .history_runner import (
     Decision,
     HistoryRunner,
     call_positions,
+    count_or_all,
     leading_system,
     plural,
     with_cleared_inputs,
@@ -118,16 +119,7 @@ class ClearToolUses(HistoryRunner):
 # ------------------------------------------------------------------------------------------ clear_thinking
 def parse_thinking_keep(value: Any) -> int | None:
     """``keep``: a number of thinking turns, or ``all`` (returned as ``None``)."""
-    text = str(value).strip().lower()
-    if text == "all":
-        return None
-    try:
-        n = int(text)
-    except ValueError:
-        raise ValueError(f"keep must be a number of thinking turns or 'all', got {value!r}") from None
-    if n < 0:
-        raise ValueError(f"keep (thinking_turns) must be at least 0, got {n}")
-    return n
+    return count_or_all(value, "keep (thinking_turns)")
 
 
 class ClearThinking(HistoryRunner):

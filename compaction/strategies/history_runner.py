@@ -194,3 +194,17 @@ def counter_or(ctx: RunContext, default_spec: str) -> Counter:
 
 def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def count_or_all(value: Any, name: str) -> int | None:
+    """A parameter that is a non-negative count or ``all`` (returned as ``None``); errors name ``name``."""
+    text = str(value).strip().lower()
+    if text == "all":
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        raise ValueError(f"{name} must be a number or 'all', got {value!r}") from None
+    if n < 0:
+        raise ValueError(f"{name} must be at least 0, got {n}")
+    return n

@@ -16,7 +16,16 @@ from typing import Any
 from ..conversation import Message
 from ..history import Entry, inserted
 from .base import SUMMARIZER_PARAMS, Param, RunContext, Runner, StrategyInfo, register
-from .history_runner import Decision, HistoryRunner, call_positions, plural, text_of, with_result_text, with_text
+from .history_runner import (
+    Decision,
+    HistoryRunner,
+    call_positions,
+    count_or_all,
+    plural,
+    text_of,
+    with_result_text,
+    with_text,
+)
 
 DOCS = "https://github.com/UKGovernmentBEIS/inspect_ai/tree/main/src/inspect_ai/model/_compaction"
 TOOL_RESULT_REMOVED = "(Tool result removed)"
@@ -98,16 +107,8 @@ class InspectRunner(HistoryRunner):
 
 # ------------------------------------------------------------------------------------------------ edit
 def parse_keep_thinking(value: Any) -> int | None:
-    text = str(value).strip().lower()
-    if text == "all":
-        return None
-    try:
-        n = int(text)
-    except ValueError:
-        raise ValueError(f"keep_thinking_turns must be a number or 'all', got {value!r}") from None
-    if n < 0:
-        raise ValueError(f"keep_thinking_turns must be at least 0, got {n}")
-    return n
+    """``keep_thinking_turns``: a number of turns, or ``all`` (returned as ``None``)."""
+    return count_or_all(value, "keep_thinking_turns")
 
 
 class Edit(InspectRunner):
