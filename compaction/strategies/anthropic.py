@@ -119,7 +119,7 @@ class ClearToolUses(HistoryRunner):
 # ------------------------------------------------------------------------------------------ clear_thinking
 def parse_thinking_keep(value: Any) -> int | None:
     """``keep``: a number of thinking turns, or ``all`` (returned as ``None``)."""
-    return count_or_all(value, "keep (thinking_turns)")
+    return count_or_all(value, "keep", "a number of thinking turns")
 
 
 class ClearThinking(HistoryRunner):

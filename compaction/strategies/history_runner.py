@@ -196,7 +196,7 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def count_or_all(value: Any, name: str) -> int | None:
+def count_or_all(value: Any, name: str, noun: str = "a number") -> int | None:
     """A parameter that is a non-negative count or ``all`` (returned as ``None``); errors name ``name``."""
     text = str(value).strip().lower()
     if text == "all":
@@ -204,7 +204,7 @@ def count_or_all(value: Any, name: str) -> int | None:
     try:
         n = int(text)
     except ValueError:
-        raise ValueError(f"{name} must be a number or 'all', got {value!r}") from None
+        raise ValueError(f"{name} must be {noun} or 'all', got {value!r}") from None
     if n < 0:
         raise ValueError(f"{name} must be at least 0, got {n}")
     return n
