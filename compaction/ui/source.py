@@ -170,6 +170,11 @@ def show_log_facts(choice: LogChoice, conversation: Conversation, conversations:
                 "output). Each assistant message is an LLM call: the replay measures the context right before it. "
                 "Warnings are lines or messages skipped or repaired while reading; each costs only itself.")
     notes = []
+    tools = conversation.tool_names
+    if tools:
+        shown = ", ".join(escape_markdown(t) for t in tools[:12]) + (f" and {len(tools) - 12} more" if len(tools) > 12
+                                                                     else "")
+        notes.append(f"tools seen: {shown}")
     if conversation.usage:
         notes.append(f"the log reports provider usage for {len(conversation.usage):,} calls")
     if conversation.events:
