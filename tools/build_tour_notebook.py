@@ -35,7 +35,7 @@ Setup B peaks above the window: with 16 preserved groups of large file reads, th
     code("""pruning = cmp["A"]
 pruning.frame().query("compacted")[["step", "message_index", "tokens_before", "tokens_sent", "note"]]"""),
     md("## What happened at a step"),
-    code("""from compaction.explain import what_happened, warnings_for
+    code("""from compaction.explain import warnings_for, what_happened
 
 first = next(s.step for s in pruning.steps if s.compacted)
 print(what_happened(pruning, first))
