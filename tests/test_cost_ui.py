@@ -308,5 +308,5 @@ def test_fleet_over_a_server_folder(tmp_path):
     at.selectbox(key="fleet_metric").set_value("peak_tokens").run()
     at.button(key="fleet_open_0").click().run()
     opened = at.session_state["fleet_open_log"]
-    assert opened["path"] and Path(opened["path"]).parent == folder and opened["data"] == Path(
+    assert opened["path"] and Path(opened["path"]).parent.resolve() == folder.resolve() and opened["data"] == Path(
         opened["path"]).read_bytes()
