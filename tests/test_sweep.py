@@ -37,7 +37,7 @@ def test_fast_path_equals_full_replays(conv, model):
     assert rows is not None and len(rows) == len(combos)
     compacting = 0
     for row, values in zip(rows, combos):
-        full = evaluate(conv, setup.with_values(values), prices, with_information=False)
+        full = evaluate(conv, setup.with_values(values), prices, with_information=False, fast=False)
         assert_rows_equal(row, full)
         compacting += row["compactions"] > 0
     assert compacting >= len(combos) // 2  # the grid really exercises compaction
@@ -48,7 +48,8 @@ def test_fast_path_with_custom_counter_ratio(conv):
     combos = grid({"compact_at": [0.6, 0.8], "compact_to": [0.3]})
     rows = fast_sweep_rows(conv, setup, combos, price_model())
     for row, values in zip(rows, combos):
-        assert_rows_equal(row, evaluate(conv, setup.with_values(values), price_model(), with_information=False))
+        assert_rows_equal(row, evaluate(conv, setup.with_values(values), price_model(), with_information=False,
+                                        fast=False))
 
 
 def test_fast_path_declines_other_setups(conv):
@@ -104,3 +105,11 @@ def test_progress_is_reported(conv):
 def test_thrash_counts_back_to_back_compactions():
     assert thrash_count([3, 4, 5, 9, 11, 12]) == 3
     assert thrash_count([]) == 0
+
+
+def test_evaluate_takes_the_fast_path_with_the_same_numbers(conv):
+    setup = Setup("haystack.tool_result_pruning", context_window=30000, params={"min_keep_steps": 2})
+    fast = evaluate(conv, setup, price_model())
+    full = evaluate(conv, setup, price_model(), fast=False)
+    assert_rows_equal(fast, full)
+    assert fast["information_loss"] == full["information_loss"]

@@ -30,8 +30,17 @@ def thrash_count(compacted_steps: Sequence[int]) -> int:
 
 
 def evaluate(conv: Conversation, setup: Setup, prices: PriceModel | None = None,
-             with_information: bool = True) -> dict[str, Any]:
-    """Every sweep metric for one setup, from a full replay. Invalid settings give ``{"error": reason}``."""
+             with_information: bool = True, fast: bool = True) -> dict[str, Any]:
+    """Every sweep metric for one setup. Invalid settings give ``{"error": reason}``.
+
+    Setups the fast path covers (Haystack pruning with ``approx``) are computed there — the same numbers, tested —
+    unless ``fast=False``; everything else from a full replay."""
+    if fast:
+        from .fastpath import fast_sweep_rows
+
+        rows = fast_sweep_rows(conv, setup, [{}], prices or price_model(), with_information)
+        if rows is not None:
+            return rows[0]
     try:
         rep = setup.run(conv)
     except ValueError as exc:
