@@ -48,6 +48,8 @@ class _Layout:
     call_times: list[float | None]
     output_tokens: list[int]
     output_array: np.ndarray
+    #: the conversation index of each position (log summaries are not positions)
+    originals: tuple[int, ...]
     baseline_units: np.ndarray  # with tools
 
 
@@ -97,6 +99,7 @@ def _layout(conv: Conversation, cpt: float, placeholder: str, skip_keys: tuple[s
         saved_nontext=np.array(saved_nt, dtype=np.int64), skippable=np.array(skip, dtype=bool),
         step_starts=[a for a, _ in spans], step_first_result=[a + 1 for a, _ in spans],
         call_times=times, output_tokens=outputs, output_array=np.array(outputs, dtype=np.int64),
+        originals=tuple(i for i in range(len(conv.messages)) if i not in conv.log_summary_indices),
         baseline_units=_with_tools(prefix_units[calls], prefix_nontext[calls], tools_units, cpt, calls),
     )
 
@@ -285,12 +288,11 @@ def fast_sweep_rows(conv: Conversation, setup, combos: Sequence[Mapping[str, Any
 def _information_score(conv: Conversation, lay: _Layout, run: _Run) -> int:
     """:func:`~.information.information_loss` ``.score`` of the run: pruning only ever prunes, so each pruned result
     is first not kept at the call that pruned it."""
-    from .information import removal_evidence
+    from .information import removal_score
 
-    originals = [i for i in range(len(conv.messages)) if i not in conv.log_summary_indices]
-    removals = {originals[position]: (step, "pruned") for position, step in run.pruned_at.items()}
-    step_message = {step: originals[int(position)] for step, position in enumerate(lay.calls)}
-    return sum(1 for e in removal_evidence(conv, removals, step_message) if e.needed)
+    originals = lay.originals
+    return removal_score(conv, {originals[position]: originals[int(lay.calls[step])]
+                                for position, step in run.pruned_at.items()})
 
 
 def _baseline_dollars(lay: _Layout, prices: PriceModel) -> float:

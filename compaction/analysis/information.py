@@ -123,6 +123,7 @@ class _ConversationIndex:
     calls_by_key: dict[tuple[str, str], list[int]]  # (tool, sorted JSON arguments) -> assistant message indices
     _quotes: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
     _keys: dict[int, tuple[str, str] | None] = field(default_factory=dict)
+    _latest: dict[int, int] = field(default_factory=dict)
 
     def quote_candidates(self, index: int) -> list[tuple[int, str]]:
         """(later assistant message, term) pairs that would quote message ``index``'s terms if it were removed
@@ -135,6 +136,17 @@ class _ConversationIndex:
                 later = seen[0] if seen[0] != index else seen[1] if len(seen) > 1 else None
                 if later is not None and later > index and self.messages[later].role == "assistant":
                     hit.append((later, term))
+        return hit
+
+    def latest_need(self, index: int) -> int:
+        """The last message that would count as needing message ``index`` (a quote or a re-fetch), or -1: the message
+        is needed exactly when it was removed at or before that point."""
+        hit = self._latest.get(index)
+        if hit is None:
+            quotes = [later for later, _ in self.quote_candidates(index)]
+            key = self.refetch_key(index)
+            refetches = self.calls_by_key.get(key, []) if key is not None else []
+            hit = self._latest[index] = max([*quotes, *refetches], default=-1)
         return hit
 
     def refetch_key(self, index: int) -> tuple[str, str] | None:
@@ -192,6 +204,13 @@ def removal_evidence(conv: Conversation, removals: Mapping[int, tuple[int, str]]
             terms.sort()
         evidence.append(ev)
     return evidence
+
+
+def removal_score(conv: Conversation, removed_from: Mapping[int, int]) -> int:
+    """The information-loss score alone (``original index -> index of the call message it was first missing
+    from``): how many removed messages a later message needed. Same count as :func:`removal_evidence`."""
+    index_ = _conversation_index(conv)
+    return sum(1 for index, start in removed_from.items() if index_.latest_need(index) >= start)
 
 
 def information_loss(rep: Replay) -> InformationLoss:
