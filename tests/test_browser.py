@@ -10,16 +10,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SAMPLES
+from conftest import ROOT, SAMPLES, STARTUP_SECONDS, streamlit_app
 
 import compaction
 from compaction.ui import source
@@ -31,28 +26,6 @@ VIEWPORTS = ((1366, 768), (1920, 1080))
 CHART = "[data-testid='stVegaLiteChart']"
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 CONNECTED = "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
-STARTUP_SECONDS = 60
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_healthy(port: int, proc: subprocess.Popen) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with status {proc.returncode}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as response:
-                if response.read().strip() == b"ok":
-                    return
-        except OSError:
-            pass
-        time.sleep(0.25)
-    raise RuntimeError("streamlit did not become healthy in time")
 
 
 @pytest.fixture(scope="module")
@@ -72,22 +45,8 @@ def samples_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def app_url(samples_env: dict[str, str]) -> Iterator[str]:
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=samples_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_healthy(port, proc)
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+    with streamlit_app(samples_env) as url:
+        yield url
 
 
 def _settle(page) -> None:

@@ -12,16 +12,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, streamlit_app
 from test_app import coding_log
-from test_browser import _context_step, _free_port, _settle, _wait_healthy
+from test_browser import _context_step, _settle
 
 import compaction
 from compaction.conversation import Conversation, ToolCall, assistant, system, tool, user
@@ -70,23 +68,8 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     for name, conversation in ((source.DEFAULT_SAMPLE, coding_log()), (HOSTILE_SAMPLE, hostile_log())):
         (folder / name).write_text(json.dumps(compaction.convert(conversation, "openai")))
     env = {**os.environ, "COMPACTION_LAB_SAMPLES": str(folder)}
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-         "--server.maxUploadSize", str(UPLOAD_CAP_MB)],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_healthy(port, proc)
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+    with streamlit_app(env, "--server.maxUploadSize", str(UPLOAD_CAP_MB)) as url:
+        yield url
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..conversation import Message
 from ..history import Entry, inserted
-from .base import SUMMARIZER_PARAMS, Param, RunContext, Runner, StrategyInfo, register
+from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
 from .history_runner import (
     Decision,
     HistoryRunner,
@@ -192,13 +192,6 @@ class Compact(HistoryRunner):
 
 
 # ------------------------------------------------------------------------------------------ registration
-def _build(cls):
-    def build(params: Mapping[str, Any], ctx: RunContext) -> Runner:
-        return cls(params, ctx)
-
-    return build
-
-
 register(
     StrategyInfo(
         name="anthropic.clear_tool_uses_20250919",
@@ -225,7 +218,7 @@ register(
             Param("placeholder", "str", CLEARED_RESULT_STAND_IN, "Text left in a cleared result. Anthropic does not "
                   "document its placeholder text; the default is a stand-in of ours, marked as such.", advanced=True),
         ),
-        build=_build(ClearToolUses),
+        build=ClearToolUses,
         policy="none",
         docs_url=DOCS_EDITING,
     )
@@ -245,7 +238,7 @@ register(
             Param("keep", "str", "1", "`keep`: `thinking_turns` to keep (a number; 1 is the API default) or `all` "
                   "to keep every thinking block."),
         ),
-        build=_build(ClearThinking),
+        build=ClearThinking,
         policy="none",
         docs_url=DOCS_EDITING,
     )
@@ -270,7 +263,7 @@ register(
                   "compaction block and the client sends the request again (the note says which happened)."),
             *SUMMARIZER_PARAMS,
         ),
-        build=_build(Compact),
+        build=Compact,
         policy="none",
         docs_url=DOCS_COMPACTION,
     )

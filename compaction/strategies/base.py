@@ -163,6 +163,7 @@ class StrategyInfo:
     title: str
     summary: str
     params: tuple[Param, ...]
+    #: makes the runner from resolved params: any callable (params, ctx) -> Runner, often the Runner class itself
     build: Callable[[Mapping[str, Any], RunContext], Runner]
     #: which shared policy settings it uses: "threshold" (context_window/compact_at/compact_to), "window" (only
     #: context_window, e.g. Agent Framework ContextWindowCompactionStrategy) or "none"

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..conversation import Message
 from ..history import Entry, inserted
-from .base import SUMMARIZER_PARAMS, Param, RunContext, Runner, StrategyInfo, register
+from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
 from .history_runner import (
     Decision,
     HistoryRunner,
@@ -284,13 +284,6 @@ COMMON = (
 )
 
 
-def _build(cls):
-    def build(params: Mapping[str, Any], ctx: RunContext) -> Runner:
-        return cls(params, ctx)
-
-    return build
-
-
 register(
     StrategyInfo(
         name="inspect_ai.edit",
@@ -311,7 +304,7 @@ register(
                   "call and result are removed and the assistant gets a `[Tool call: …]` note."),
             Param("exclude_tools", "str_list", (), "`exclude_tools`: tools whose uses are never cleared."),
         ),
-        build=_build(Edit),
+        build=Edit,
         policy="none",
         docs_url=DOCS,
     )
@@ -332,7 +325,7 @@ register(
             Param("preserve", "float", 0.8, "`preserve`: share of the conversation messages kept, most recent first.",
                   minimum=0.01, maximum=1.0),
         ),
-        build=_build(Trim),
+        build=Trim,
         policy="none",
         docs_url=DOCS,
     )
@@ -354,7 +347,7 @@ register(
                   "prompt."),
             *SUMMARIZER_PARAMS,
         ),
-        build=_build(Summary),
+        build=Summary,
         policy="none",
         docs_url=DOCS,
     )

@@ -25,7 +25,7 @@ from typing import Any
 from ..conversation import Message, ToolResult
 from ..history import Entry, inserted
 from ..langchain_counter import langchain_content
-from .base import SUMMARIZER_PARAMS, Param, RunContext, Runner, StrategyInfo, register
+from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
 from .history_runner import (
     Decision,
     HistoryRunner,
@@ -444,13 +444,6 @@ def _clear_inputs(message: Message, ids: Sequence[str]) -> Message:
 
 
 # ------------------------------------------------------------------------------------------------ registration
-def _build(cls):
-    def build(params: Mapping[str, Any], ctx: RunContext) -> Runner:
-        return cls(params, ctx)
-
-    return build
-
-
 register(
     StrategyInfo(
         name="langchain.summarization",
@@ -480,7 +473,7 @@ register(
                   "`{messages}` marks where the messages go.", advanced=True),
             *SUMMARIZER_PARAMS,
         ),
-        build=_build(SummarizationRunner),
+        build=SummarizationRunner,
         policy="none",
         docs_url=DOCS_SUMMARY,
     )
@@ -512,7 +505,7 @@ register(
                   "messages; `model` counts system prompt, messages and tool schemas.", choices=("approximate", "model"),
                   advanced=True),
         ),
-        build=_build(ClearToolUsesRunner),
+        build=ClearToolUsesRunner,
         policy="none",
         docs_url=DOCS_EDITING,
     )

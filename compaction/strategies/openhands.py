@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from ..conversation import Message
 from ..history import Entry, inserted
 from ..tokens import render_haystack
-from .base import SUMMARIZER_PARAMS, Param, RunContext, Runner, StrategyInfo, register
+from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
 from .history_runner import Decision, HistoryRunner, plural, with_result_text
 
 DOCS = "https://github.com/All-Hands-AI/OpenHands/tree/main/openhands/memory/condenser/impl"
@@ -251,13 +252,6 @@ class LLMSummarizing(OpenHandsRunner):
 
 
 # ------------------------------------------------------------------------------------------------ registration
-def _build(factory):
-    def build(params: Mapping[str, Any], ctx: RunContext) -> Runner:
-        return factory(params, ctx)
-
-    return build
-
-
 MAX_SIZE_V0 = Param("max_size", "int", 100, "`max_size`: condense once the history has more events (messages) than "
                     "this (class and config default 100).", minimum=2, maximum=100_000)
 
@@ -276,7 +270,7 @@ register(
                   "observations stay visible (class default 5; OpenHands config default 100).",
                   minimum=1, maximum=100_000),
         ),
-        build=_build(ObservationMasking),
+        build=ObservationMasking,
         policy="none",
         docs_url=DOCS,
     )
@@ -298,7 +292,7 @@ register(
             Param("max_events", "int", 10, "`max_events`: events sent at most (class default 10; OpenHands config "
                   "default 100).", minimum=1, maximum=100_000),
         ),
-        build=_build(RecentEvents),
+        build=RecentEvents,
         policy="none",
         docs_url=DOCS,
     )
@@ -319,7 +313,7 @@ register(
             Param("keep_first", "int", 0, "`keep_first`: events at the start never forgotten (class default 0; "
                   "OpenHands config default 1).", minimum=0, maximum=100_000),
         ),
-        build=_build(AmortizedForgetting),
+        build=AmortizedForgetting,
         policy="none",
         docs_url=DOCS,
     )
@@ -343,7 +337,7 @@ register(
                   "summarizer.", minimum=1, maximum=10_000_000),
             *SUMMARIZER_PARAMS,
         ),
-        build=_build(lambda p, ctx: LLMSummarizing(p, ctx, v1=False)),
+        build=partial(LLMSummarizing, v1=False),
         policy="none",
         docs_url=DOCS,
     )
@@ -368,7 +362,7 @@ register(
                   "(0: None).", minimum=0, maximum=10_000_000),
             *SUMMARIZER_PARAMS,
         ),
-        build=_build(lambda p, ctx: LLMSummarizing(p, ctx, v1=True)),
+        build=partial(LLMSummarizing, v1=True),
         policy="none",
         docs_url=DOCS_V1,
     )
