@@ -81,7 +81,7 @@ class ContextItem:
         return out
 
 
-@dataclass
+@dataclass(eq=False)
 class Replay:
     """The result of replaying one conversation under one setup."""
 

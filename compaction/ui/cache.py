@@ -13,8 +13,10 @@ Vega-Lite schema, which would otherwise dominate the time of each click on the c
 from __future__ import annotations
 
 import hashlib
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import pandas as pd
@@ -22,6 +24,8 @@ import streamlit as st
 
 import compaction
 from compaction import anatomy, charts, explain, views
+from compaction.analysis.calibration import Calibration, calibrate
+from compaction.analysis.costs import CostComparison, PriceModel, compare_costs
 from compaction.analysis.information import InformationLoss, information_loss
 from compaction.conversation import Conversation
 from compaction.explain import SetupWarning
@@ -106,10 +110,37 @@ def lifecycle_spec(key: ReplayKey, _replay: Replay) -> dict:
     return charts.lifecycle_chart(anatomy.lifecycle(_replay)).to_dict()
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+#: per-replay results, computed once per replay object (replays are read-only and live in ``run_replay``'s cache)
+_LOSSES: weakref.WeakKeyDictionary[Replay, InformationLoss] = weakref.WeakKeyDictionary()
+_COSTS: weakref.WeakKeyDictionary[Replay, dict[PriceModel, CostComparison]] = weakref.WeakKeyDictionary()
+
+
+def loss_of(replay: Replay) -> InformationLoss:
+    """The information-loss evidence of one replay, computed once however many panels show it."""
+    found = _LOSSES.get(replay)
+    if found is None:
+        found = _LOSSES[replay] = information_loss(replay)
+    return found
+
+
+def costs_of(replay: Replay, prices: PriceModel) -> CostComparison:
+    """One replay priced against its baseline, computed once per price model."""
+    by_prices = _COSTS.setdefault(replay, {})
+    found = by_prices.get(prices)
+    if found is None:
+        found = by_prices[prices] = compare_costs(replay, prices)
+    return found
+
+
+@lru_cache(maxsize=8)
+def calibration_of(conversation: Conversation, prices: PriceModel) -> Calibration:
+    """Calibration of a conversation against its reported usage (conversations hash by identity)."""
+    return calibrate(conversation, prices=prices)
+
+
 def loss(key: ReplayKey, _replay: Replay) -> InformationLoss:
     """The information-loss evidence of one replay (a heuristic; it scans every removed message once)."""
-    return information_loss(_replay)
+    return loss_of(_replay)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

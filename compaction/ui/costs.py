@@ -12,12 +12,12 @@ import streamlit as st
 
 from compaction import cost_charts
 from compaction.analysis import views
-from compaction.analysis.calibration import calibrate, default_prices
-from compaction.analysis.costs import TTL_SECONDS, CostComparison, PriceModel, compare_costs, price_model, price_table
-from compaction.analysis.information import information_loss
+from compaction.analysis.calibration import default_prices
+from compaction.analysis.costs import TTL_SECONDS, CostComparison, PriceModel, price_model, price_table
 from compaction.conversation import Conversation
 from compaction.replay import Replay
 
+from . import cache
 from .guard import section
 from .text import colored, compact_number, escape_markdown
 
@@ -130,7 +130,7 @@ def show_cost_charts(comparisons: Sequence[tuple[str, CostComparison]], colors: 
 
 def show_calibration(conversation: Conversation, prices: PriceModel, key: str) -> None:
     """Agreement of the simulated uncompacted run with the usage the provider reported."""
-    calibration = calibrate(conversation, prices=prices)
+    calibration = cache.calibration_of(conversation, prices)
     st.caption(CALIBRATION_NOTE)
     if not calibration.rows:
         st.info("The log reports usage, but no call before the agent's own first compaction could be compared.",
@@ -164,7 +164,7 @@ def show_information_loss(conversation: Conversation, runs: Sequence[tuple[str, 
     st.caption(LOSS_NOTE)
     for tab, (label, rep) in zip(st.tabs([escape_markdown(label) for label, _ in runs]), runs):
         with tab:
-            loss = information_loss(rep)
+            loss = cache.loss_of(rep)
             row = st.columns(3)
             row[0].metric("Information-loss score", loss.score,
                           help="Removed messages that look needed later (quoted or re-fetched).")
@@ -195,7 +195,7 @@ def show_costs(conversation: Conversation, runs: Sequence[tuple[str, Replay]], c
         prices = choose_prices(key, prices.model)
     comparisons: list[tuple[str, CostComparison]] = []
     with section("Pricing the setups"):
-        comparisons = [(label, compare_costs(rep, prices)) for label, rep in runs]
+        comparisons = [(label, cache.costs_of(rep, prices)) for label, rep in runs]
     if comparisons:
         with section("Costs per setup"):
             show_verdicts(comparisons, colors)
