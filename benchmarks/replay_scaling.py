@@ -26,9 +26,9 @@ def snapshot_footprint(rep: Replay) -> tuple[int, float]:
     """(entry slots over all snapshots, approximate MB they hold: 8 bytes a slot plus each distinct entry once)."""
     slots = 0
     distinct: dict[int, object] = {}
-    for snap in rep._snapshots:
-        slots += len(snap.entries)
-        for e in snap.entries:
+    for snap in rep.snapshots:
+        slots += len(snap.own)
+        for e in snap.own:
             distinct[id(e)] = e
     entry_size = sys.getsizeof(next(iter(distinct.values()))) if distinct else 0
     return slots, (slots * 8 + len(distinct) * entry_size) / 1e6
@@ -52,7 +52,7 @@ def strategy_figures(name: str, convs: dict[int, compaction.Conversation], fast_
         sizes[calls] = slots
         out.append(Figure(f"{name} approx {calls} calls", t.wall, "s",
                           note=f"CPU {t.cpu:.2f} s, {rep.summary()['compactions']} compactions, "
-                          f"{len(rep._snapshots)} snapshots, {slots:,} entry slots (~{mb:.0f} MB)"))
+                          f"{len(rep.snapshots)} snapshots, {slots:,} entry slots (~{mb:.0f} MB)"))
     k_time = _exponent(times[1000], times[2000], 2)
     k_size = _exponent(sizes[1000], sizes[2000], 2)
     flag = []

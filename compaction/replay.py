@@ -20,7 +20,11 @@ from typing import Any
 from .conversation import Conversation, Message
 from .history import Entry, Fate, fates_of, original
 from .strategies import RunContext, StrategyInfo, get_strategy
+from .timeline import Change, Snapshot, Timeline, materialize
 from .tokens import Counter, make_counter
+
+#: rebuilt snapshots a replay keeps at hand (a UI moving step by step revisits the same few)
+_MATERIALIZED_CACHE = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,12 +47,6 @@ class Step:
     def declined(self) -> bool:
         """Triggered, but the strategy found nothing it may compact."""
         return self.triggered and not self.compacted
-
-
-@dataclass(frozen=True, slots=True)
-class _Snapshot:
-    entries: tuple[Entry, ...]
-    next_original: int  # originals from here on were appended after the snapshot
 
 
 @dataclass(frozen=True)
@@ -96,8 +94,12 @@ class Replay:
     lines: dict[str, float]
     persistence: str
     skipped: frozenset[int] = frozenset()
-    _snapshots: list[_Snapshot] = field(default_factory=list, repr=False)
+    _snapshots: list[Snapshot] = field(default_factory=list, repr=False)
+    _changes: list[Change] = field(default_factory=list, repr=False)
+    #: the entry each original was appended as (None for messages left out), shared by every snapshot
+    _originals: tuple[Entry | None, ...] = field(default=(), repr=False)
     _fates_cache: dict[int, dict[int, Fate]] = field(default_factory=dict, repr=False)
+    _materialized: dict[int, tuple[Entry, ...]] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------------------------------------- queries
     def _step(self, k: int) -> Step:
@@ -105,28 +107,40 @@ class Replay:
             raise IndexError(f"step {k} out of range: this replay has {len(self.steps)} LLM calls (0–{len(self.steps) - 1})")
         return self.steps[k]
 
+    @property
+    def snapshots(self) -> list[Snapshot]:
+        """The stored history at each compaction (snapshot 0: before any), sharing unchanged prefixes."""
+        return self._snapshots
+
+    @property
+    def changes(self) -> list[Change]:
+        """What each snapshot changed in what is sent (aligned with :attr:`snapshots`; the first step of a snapshot
+        is the call that made it)."""
+        return self._changes
+
+    def snapshot_entries(self, index: int) -> tuple[Entry, ...]:
+        """Every entry of snapshot ``index`` (rebuilt from its shared prefixes; the last few are kept at hand)."""
+        hit = self._materialized.get(index)
+        if hit is None:
+            hit = materialize(self._snapshots, index, self._materialized)
+            while len(self._materialized) >= _MATERIALIZED_CACHE:
+                self._materialized.pop(next(iter(self._materialized)))
+            self._materialized[index] = hit
+        return hit
+
+    def appended_since(self, start: int, end: int) -> list[Entry]:
+        """The entries of the originals ``start..end-1`` (those left out skipped), as the runner received them."""
+        return [e for e in self._originals[start:end] if e is not None]
+
     def entries_at(self, k: int) -> list[Entry]:
         """The stored history right before call ``k`` (after any compaction at ``k``), excluded entries included."""
         step = self._step(k)
         snap = self._snapshots[step.snapshot]
-        tail = [
-            original(self.conversation.messages[i], i)
-            for i in range(snap.next_original, step.message_index)
-            if i not in self.skipped
-        ]
-        return [*snap.entries, *tail]
+        return [*self.snapshot_entries(step.snapshot), *self.appended_since(snap.next_original, step.message_index)]
 
     def messages_at(self, k: int) -> list[Message]:
         """The messages call ``k`` sent, in order (``entries_at`` without excluded entries, as bare messages)."""
-        step = self._step(k)
-        snap = self._snapshots[step.snapshot]
-        messages = self.conversation.messages
-        sent = [e.message for e in snap.entries if not e.excluded]
-        if self.skipped:
-            sent.extend(messages[i] for i in range(snap.next_original, step.message_index) if i not in self.skipped)
-        else:
-            sent.extend(messages[snap.next_original:step.message_index])
-        return sent
+        return [e.message for e in self.entries_at(k) if not e.excluded]
 
     def fates_at(self, k: int) -> dict[int, Fate]:
         """Non-kept fates of the originals before call ``k`` (index → fate)."""
@@ -134,7 +148,8 @@ class Replay:
         fates = self._fates_cache.get(step.snapshot)
         if fates is None:
             snap = self._snapshots[step.snapshot]
-            fates = self._fates_cache[step.snapshot] = fates_of(snap.entries, snap.next_original, self.skipped)
+            fates = fates_of(self.snapshot_entries(step.snapshot), snap.next_original, self.skipped)
+            self._fates_cache[step.snapshot] = fates
         return fates
 
     def context_at(self, k: int, include_removed: bool = False) -> list[ContextItem]:
@@ -188,8 +203,7 @@ class Replay:
         grouped: dict[str, list[int]] = {"pruned": [], "collapsed": [], "dropped": []}
         for i, fate in sorted(fates.items()):
             grouped[fate].append(i)
-        snap = self._snapshots[s.snapshot]
-        inserted_sent = sum(1 for e in snap.entries if e.inserted is not None and not e.excluded)
+        inserted_sent = sum(1 for e in self.snapshot_entries(s.snapshot) if e.inserted is not None and not e.excluded)
         return {
             "step": s.step,
             "message_index": s.message_index,
@@ -319,7 +333,8 @@ def replay(
     skipped = hidden_from_agent(conversation) | (
         frozenset() if include_log_summaries else frozenset(conversation.log_summary_indices))
 
-    snapshots = [_Snapshot((), 0)]
+    timeline = Timeline()
+    originals: list[Entry | None] = [None] * len(conversation.messages)
     steps: list[Step] = []
     project = runner.persistence == "project"
     stored_snapshot = False  # the last snapshot holds the stored history as a projection that changed nothing sent it
@@ -331,7 +346,7 @@ def replay(
             if outcome.compacted or (project and not stored_snapshot):
                 # a projection that changed nothing sends the stored history: one snapshot of it serves every such
                 # call until the next change (the originals appended meanwhile are the snapshot's tail)
-                snapshots.append(_Snapshot(tuple(runner.entries()), i))
+                timeline.snapshot(runner.entries(), i)
             stored_snapshot = project and not outcome.compacted
             steps.append(
                 Step(
@@ -344,13 +359,14 @@ def replay(
                     compacted=outcome.compacted,
                     target=outcome.target,
                     note=outcome.note,
-                    snapshot=len(snapshots) - 1,
+                    snapshot=len(timeline.snapshots) - 1,
                     model_calls=tuple(outcome.model_calls),
                 )
             )
-        entry = original(message, i)
+        entry = originals[i] = original(message, i)
         runner.append(entry)
         baseline.append(entry)
+        timeline.append(entry)
     return Replay(
         conversation=conversation,
         strategy=info,
@@ -363,5 +379,7 @@ def replay(
         lines=runner.lines(),
         persistence=runner.persistence,
         skipped=skipped,
-        _snapshots=snapshots,
+        _snapshots=timeline.snapshots,
+        _changes=timeline.changes,
+        _originals=tuple(originals),
     )

@@ -9,7 +9,9 @@ compaction happens.
   must instead have every split flagged by ``warnings_for`` (split_pair); known violations are strict xfails;
 - a compaction never sends more tokens than were measured before it, except for strategies whose framework
   substitutes text without checking its size (listed with the reason in ``GROWTH_ALLOWED``);
-- a replay is deterministic (two runs give the same ``to_json()``).
+- a replay is deterministic (two runs give the same ``to_json()``);
+- the replay's snapshots and per-snapshot changes (what analyses follow) agree with a recomputation from the full
+  stored history at every compaction.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from timeline_checks import assert_timeline_consistent
 
 import compaction
 from compaction.conversation import Conversation
@@ -200,6 +203,12 @@ def test_tool_pairs_kept_or_flagged(strategy: str) -> None:
             k = min(splits)
             problems.append(f"{where}: call {k} splits a tool pair: {splits[k]} ({len(splits)} calls affected)")
     assert not problems, "\n".join(problems[:20])
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_timeline_changes_match_a_recomputation(strategy: str) -> None:
+    for name, window, rep in replays(strategy):
+        assert_timeline_consistent(rep, f"{strategy} on {name}, context_window={window}")
 
 
 def test_documented_exceptions_are_registered_strategies() -> None:
