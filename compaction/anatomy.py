@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .conversation import Message
-from .history import FATES
+from .history import FATES, Entry
 from .replay import ContextItem, Replay
 from .views import MAX_CHART_ROWS, Run, series_name
 
@@ -39,7 +39,17 @@ def message_kind(item: ContextItem) -> str:
     or ``inserted <kind>`` (summary, digest, note…)."""
     if item.fate == "inserted":
         return f"inserted {item.inserted_kind or 'message'}"
-    message = item.message
+    return _message_kind(item.message)
+
+
+def entry_kind(entry: Entry) -> str:
+    """:func:`message_kind` of a stored entry as it is sent."""
+    if entry.inserted is not None:
+        return f"inserted {entry.inserted}"
+    return _message_kind(entry.message)
+
+
+def _message_kind(message: Message) -> str:
     if message.tool_result is not None:
         return f"tool result: {message.tool_result.tool_name or 'unnamed'}"
     if message.role == "assistant":
@@ -57,18 +67,35 @@ def sampled_steps(replay: Replay, max_steps: int = COMPOSITION_STEPS) -> list[in
 
 
 def composition(replay: Replay, max_steps: int = COMPOSITION_STEPS, top_tools: int = TOP_TOOLS) -> pd.DataFrame:
-    """Tokens sent per step and kind (long logs: sampled steps), tool schemas included when the log has them."""
+    """Tokens sent per step and kind (long logs: sampled steps), tool schemas included when the log has them.
+
+    Follows the replay's changes: a running total per kind, updated by what each call appends and each compaction
+    removes or adds."""
     counter = replay.counter
     schemas = counter.count([], replay.conversation.tools) if replay.conversation.tools else 0
+    wanted = set(sampled_steps(replay, max_steps))
+    totals: dict[str, int] = {}
+    present: dict[str, int] = {}  # kind -> messages of that kind sent now (a kind with none is left out)
+
+    def account(entry: Entry, sign: int) -> None:
+        kind = entry_kind(entry)
+        totals[kind] = totals.get(kind, 0) + sign * counter.count_one(entry.message)
+        present[kind] = present.get(kind, 0) + sign
+
     rows: list[dict] = []
-    for k in sampled_steps(replay, max_steps):
-        totals: dict[str, int] = {}
-        for item in replay.context_at(k):
-            kind = message_kind(item)
-            totals[kind] = totals.get(kind, 0) + counter.count_one(item.message)
-        if schemas:
-            totals[TOOL_SCHEMAS] = schemas
-        rows.extend({"step": k, "kind": kind, "tokens": tokens} for kind, tokens in totals.items())
+    for delta in replay.deltas():
+        for e in delta.appended:
+            account(e, 1)
+        if delta.change is not None:
+            for e in delta.change.removed:
+                account(e, -1)
+            for e in delta.change.added:
+                account(e, 1)
+        if delta.step.step in wanted:
+            k = delta.step.step
+            rows.extend({"step": k, "kind": kind, "tokens": tokens} for kind, tokens in totals.items() if present[kind])
+            if schemas:
+                rows.append({"step": k, "kind": TOOL_SCHEMAS, "tokens": schemas})
     frame = pd.DataFrame(rows, columns=COMPOSITION_COLUMNS)
     tools = frame[frame["kind"].str.startswith("tool result: ")]
     keep = set(tools.groupby("kind")["tokens"].sum().nlargest(top_tools).index)
@@ -89,110 +116,119 @@ def kind_order(kinds: Sequence[str]) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------------ lifecycle
-def _segments(replay: Replay) -> list[tuple[int, int, int]]:
-    """``(first step, end step, a step)`` for each run of steps that share one snapshot (fates change only there)."""
-    out: list[tuple[int, int, int]] = []
-    for s in replay.steps:
-        if out and replay.steps[out[-1][0]].snapshot == s.snapshot:
-            first, _, probe = out[-1]
-            out[-1] = (first, s.step + 1, probe)
-        else:
-            out.append((s.step, s.step + 1, s.step))
-    return out
-
-
 def _fate_rows(replay: Replay) -> tuple[list[int], list[list[tuple[int, int, str]]]]:
-    """The original messages that reach a call, and per message its runs of equal fate ``(start, end, fate)``."""
+    """The original messages that reach a call, and per message its runs of equal fate ``(start, end, fate)``:
+    a message is kept from the first call that sends it, and its fate changes only where a snapshot changes it."""
     calls = [s.message_index for s in replay.steps]
     if not calls:
         return [], []
     indices = [i for i in range(calls[-1]) if i not in replay.skipped]
-    appear = [bisect.bisect_right(calls, i) for i in indices]  # the first step whose context holds message i
+    position = {index: pos for pos, index in enumerate(indices)}
     runs: list[list[tuple[int, int, str]]] = [[] for _ in indices]
-    for first, end, probe in _segments(replay):
-        fates = replay.fates_at(probe)
-        for pos, index in enumerate(indices):
-            start = max(first, appear[pos])
-            if start >= end:
-                continue
-            fate = fates.get(index, "kept")
-            own = runs[pos]
-            if own and own[-1][2] == fate and own[-1][1] == start:
-                own[-1] = (own[-1][0], end, fate)
-            else:
-                own.append((start, end, fate))
+    current = [(bisect.bisect_right(calls, i), "kept") for i in indices]  # (start, fate) of each open run
+    for delta in replay.deltas():
+        if delta.change is None:
+            continue
+        k = delta.step.step
+        for index, fate in delta.change.fates.items():
+            pos = position[index]
+            start, previous = current[pos]
+            if start < k:
+                runs[pos].append((start, k, previous))
+            current[pos] = (k, fate)
+    end = len(calls)
+    for pos, (start, fate) in enumerate(current):
+        if start < end:
+            runs[pos].append((start, end, fate))
     return indices, runs
 
 
 def lifecycle(replay: Replay, max_rows: int = MAX_CHART_ROWS) -> pd.DataFrame:
     """Rectangles of the message-lifecycle chart: one row per original message (``row`` = its position), x from the
     first to the last LLM call of a run of equal fate. Above ``max_rows`` rectangles, neighbouring messages are
-    binned into one row (each bin and call taking the commonest fate, ties to the more drastic one) until the chart
-    fits."""
+    binned into one row (each bin and call taking the commonest fate, ties to the more drastic one), the bins
+    doubling in width until the chart fits."""
     indices, runs = _fate_rows(replay)
     messages = replay.conversation.messages
+    previews: dict[int, str] = {}
     if sum(len(r) for r in runs) <= max_rows:
         rows = [
-            _rect(pos, pos + 1, start, end, fate, [index], messages)
+            _rect(pos, pos + 1, start, end, fate, [index], messages, previews)
             for pos, (index, own) in enumerate(zip(indices, runs, strict=True))
             for start, end, fate in own
         ]
         return pd.DataFrame(rows, columns=LIFECYCLE_COLUMNS)
-    grid = _fate_grid(runs, len(replay.steps))
     width = 2
-    binned = _bin_runs(grid, width)
-    while sum(len(r) for r in binned) > max_rows and width < len(indices):
+    while -(-len(indices) // width) > max_rows and width < len(indices):
+        width *= 2  # every bin holds at least one rectangle: narrower bins cannot fit
+    events = _RunEvents(runs)
+    binned = events.binned(width, len(replay.steps))
+    while len(binned[0]) > max_rows and width < len(indices):
         width *= 2
-        binned = _bin_runs(grid, width)
+        binned = events.binned(width, len(replay.steps))
     rows = []
-    for b, merged in enumerate(binned):
-        members = list(indices[b * width:(b + 1) * width])
-        rows.extend(_rect(b * width, b * width + len(members), start, end, fate, members, messages)
-                    for start, end, fate in merged)
+    for b, start, end, code in zip(*binned, strict=True):
+        members = indices[b * width:(b + 1) * width]
+        rows.append(_rect(b * width, b * width + len(members), start, end, FATES[code], members, messages, previews))
     return pd.DataFrame(rows, columns=LIFECYCLE_COLUMNS)
 
 
 def _rect(row: int, row_end: int, start: int, end: int, fate: str, members: Sequence[int],
-          messages: Sequence[Message]) -> dict:
+          messages: Sequence[Message], previews: dict[int, str]) -> dict:
     first = messages[members[0]]
-    preview = first.preview(PREVIEW_CHARS)
+    preview = previews.get(members[0])
+    if preview is None:
+        preview = previews[members[0]] = first.preview(PREVIEW_CHARS)
     if len(members) > 1:
         preview = f"{len(members)} messages, the first: {preview}"
     return {"row": row, "row_end": row_end, "start": start, "end": end, "fate": fate, "first_index": members[0],
             "last_index": members[-1], "messages": len(members), "role": first.role, "preview": preview}
 
 
-def _fate_grid(runs: Sequence[list[tuple[int, int, str]]], steps: int) -> np.ndarray:
-    """A message × step matrix of fate codes (positions in :data:`FATES`; -1 where the message is not yet there)."""
-    codes = {fate: i for i, fate in enumerate(FATES)}
-    grid = np.full((len(runs), steps), -1, dtype=np.int8)
-    for pos, own in enumerate(runs):
-        for start, end, fate in own:
-            grid[pos, start:end] = codes[fate]
-    return grid
+class _RunEvents:
+    """The fate runs of every message as events (a run starts / ends at a call), for binning neighbouring messages
+    without a message × call matrix: between two events of a bin its counts per fate, hence its commonest fate,
+    stay the same."""
 
+    def __init__(self, runs: Sequence[list[tuple[int, int, str]]]) -> None:
+        codes = {fate: i for i, fate in enumerate(FATES)}
+        flat = [(pos, start, end, codes[fate]) for pos, own in enumerate(runs) for start, end, fate in own]
+        pos, start, end, code = (np.array(column, dtype=np.int64) for column in zip(*flat, strict=True))
+        self.position = np.concatenate([pos, pos])
+        self.step = np.concatenate([start, end])
+        self.code = np.concatenate([code, code])
+        self.delta = np.concatenate([np.ones_like(pos), -np.ones_like(pos)])
 
-def _bin_runs(grid: np.ndarray, width: int) -> list[list[tuple[int, int, str]]]:
-    """Per bin of ``width`` messages, runs of the commonest fate per call, ties going to the more drastic fate
-    (calls where no member is there yet are left out)."""
-    bins = -(-grid.shape[0] // width)
-    padded = np.full((bins * width, grid.shape[1]), -1, dtype=np.int8)
-    padded[: grid.shape[0]] = grid
-    stacked = padded.reshape(bins, width, grid.shape[1])
-    counts = np.stack([(stacked == code).sum(axis=1) for code in range(len(FATES))], axis=-1)
-    # ties go to the more drastic fate (later in FATES): a bin half pruned reads as pruned
-    drastic_first = counts[..., ::-1].argmax(axis=-1)
-    commonest = np.where(counts.sum(axis=-1) > 0, len(FATES) - 1 - drastic_first, -1)
-    out = []
-    for row in commonest:
-        merged: list[tuple[int, int, str]] = []
-        changes = np.flatnonzero(np.diff(row)) + 1
-        bounds = [0, *changes.tolist(), len(row)]
-        for start, end in zip(bounds, bounds[1:], strict=False):
-            if row[start] >= 0:
-                merged.append((start, end, FATES[row[start]]))
-        out.append(merged)
-    return out
+    def binned(self, width: int, steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(bin, start, end, fate code) of every run of the commonest fate per bin of ``width`` messages and call,
+        ties going to the more drastic fate (later in FATES: a bin half pruned reads as pruned), calls where no
+        member is there yet left out."""
+        bins = self.position // width
+        order = np.lexsort((self.step, bins))
+        bins, step = bins[order], self.step[order]
+        increments = np.zeros((len(order), len(FATES)), dtype=np.int64)
+        increments[np.arange(len(order)), self.code[order]] = self.delta[order]
+        counts = np.cumsum(increments, axis=0)
+        # every run of a bin ends in that bin, so the running counts are back to zero when the next bin starts
+        last = np.ones(len(order), dtype=bool)
+        last[:-1] = (bins[1:] != bins[:-1]) | (step[1:] != step[:-1])
+        point_bin, point_step, point_counts = bins[last], step[last], counts[last]
+        # each point holds from its call to the next point of its bin (the last point of a bin is where all end)
+        following = np.empty_like(point_step)
+        following[:-1] = point_step[1:]
+        same_bin_next = np.zeros(len(point_bin), dtype=bool)
+        same_bin_next[:-1] = point_bin[1:] == point_bin[:-1]
+        following[~same_bin_next] = steps
+        commonest = len(FATES) - 1 - point_counts[:, ::-1].argmax(axis=1)
+        commonest[point_counts.sum(axis=1) == 0] = -1
+        # merge neighbouring points of a bin with the same fate
+        starts = np.ones(len(point_bin), dtype=bool)
+        starts[1:] = (point_bin[1:] != point_bin[:-1]) | (commonest[1:] != commonest[:-1])
+        run_index = np.cumsum(starts) - 1
+        ends = np.zeros(starts.sum(), dtype=np.int64)
+        np.maximum.at(ends, run_index, following)
+        keep = commonest[starts] >= 0
+        return point_bin[starts][keep], point_step[starts][keep], ends[keep], commonest[starts][keep]
 
 
 # ------------------------------------------------------------------------------------------------ tokens chart extras

@@ -140,8 +140,22 @@ class Message:
             body = (self.text + " " if self.text else "") + calls
         else:
             body = self.text or ("<reasoning>" if self.reasoning else "<no content>")
-        body = " ".join(body.split())
-        return body if len(body) <= limit else body[: limit - 1] + "…"
+        return squeezed_preview(body, limit)
+
+
+def squeezed_preview(text: str, limit: int) -> str:
+    """``text`` with every whitespace run made one space, cut to ``limit`` characters (an ellipsis marking the cut).
+
+    Only a leading part of a long text is squeezed: the squeezed form of a prefix is a prefix of the squeezed whole,
+    so once it is longer than ``limit`` the rest cannot change the result."""
+    size = 4 * limit + 64
+    while True:
+        head = " ".join(text[:size].split())
+        if len(head) > limit:
+            return head[: limit - 1] + "…"
+        if size >= len(text):
+            return head
+        size *= 4
 
 
 def system(text: str, **meta: Any) -> Message:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter as Tally
 from dataclasses import dataclass
 
+from .conversation import Message
 from .replay import Replay, Step
 
 
@@ -110,7 +111,7 @@ def warnings_for(rep: Replay) -> list[SetupWarning]:
                            "strategy found nothing it may compact; the context was sent unchanged.", tuple(declined)))
     users = [i for i, m in enumerate(rep.conversation.messages) if m.role == "user" and i not in rep.skipped]
     if users:
-        lost = [s.step for s in rep.steps if rep.fates_at(s.step).get(users[0]) in ("collapsed", "dropped")]
+        lost = _steps_where_lost(rep, users[0])
         if lost:
             fate = rep.fates_at(lost[0]).get(users[0])
             out.append(SetupWarning("first_user_lost", f"The first user message (the task) was {fate} from call {lost[0]} "
@@ -122,24 +123,69 @@ def warnings_for(rep: Replay) -> list[SetupWarning]:
     return out
 
 
+def _steps_where_lost(rep: Replay, index: int) -> list[int]:
+    """The calls at which original ``index`` was collapsed or dropped."""
+    fates: dict[int, str] = {}
+    lost = []
+    for delta in rep.deltas():
+        if delta.change is not None:
+            delta.change.apply_to(fates)
+        if fates.get(index) in ("collapsed", "dropped"):
+            lost.append(delta.step.step)
+    return lost
+
+
+class _Pairing:
+    """Tool calls and results in a context as it changes: which results lack their call, which calls their result."""
+
+    def __init__(self) -> None:
+        self._calls: dict[str, int] = {}
+        self._results: dict[str, int] = {}
+        self.orphan_results: set[str] = set()
+        self.unanswered_calls: set[str] = set()
+
+    def update(self, message: Message, sign: int) -> None:
+        """Account for ``message`` joining (``sign`` 1) or leaving (-1) the context."""
+        for call in message.tool_calls:
+            if call.id:
+                self._calls[call.id] = self._calls.get(call.id, 0) + sign
+                self._settle(call.id)
+        result = message.tool_result
+        if result is not None and result.call_id:
+            self._results[result.call_id] = self._results.get(result.call_id, 0) + sign
+            self._settle(result.call_id)
+
+    def _settle(self, call_id: str) -> None:
+        calls, results = self._calls.get(call_id, 0) > 0, self._results.get(call_id, 0) > 0
+        for found, group in ((results and not calls, self.orphan_results), (calls and not results, self.unanswered_calls)):
+            if found:
+                group.add(call_id)
+            else:
+                group.discard(call_id)
+
+
 def _split_pairs(rep: Replay) -> list[int]:
     """Calls whose context holds a result without its call, or a call without a result the log had by then.
 
-    Appending originals never splits a pair, so only the calls that start a new snapshot are examined; the verdict
+    Appending originals never splits a pair, so only the calls that start a new snapshot are judged; the verdict
     holds until the next snapshot."""
-    result_at = {m.tool_result.call_id: i for i, m in enumerate(rep.conversation.messages)
+    messages = rep.conversation.messages
+    result_at = {m.tool_result.call_id: i for i, m in enumerate(messages)
                  if m.tool_result is not None and m.tool_result.call_id}
+    pairing = _Pairing()
     bad: list[int] = []
-    verdict, last_snapshot = False, None
-    for s in rep.steps:
-        if s.snapshot != last_snapshot:
-            last_snapshot = s.snapshot
-            sent = [e.message for e in rep.entries_at(s.step) if not e.excluded]
-            calls = {c.id for m in sent for c in m.tool_calls if c.id}
-            results = {m.tool_result.call_id for m in sent if m.tool_result is not None and m.tool_result.call_id}
-            unanswered = {c for c in calls - results if result_at.get(c, len(rep.conversation.messages)) <
-                          s.message_index}
-            verdict = bool(results - calls or unanswered)
+    verdict = False
+    for delta in rep.deltas():
+        for e in delta.appended:
+            pairing.update(e.message, 1)
+        if delta.change is not None or delta.step.step == 0:
+            if delta.change is not None:
+                for e in delta.change.removed:
+                    pairing.update(e.message, -1)
+                for e in delta.change.added:
+                    pairing.update(e.message, 1)
+            late = any(result_at.get(c, len(messages)) < delta.step.message_index for c in pairing.unanswered_calls)
+            verdict = bool(pairing.orphan_results) or late
         if verdict:
-            bad.append(s.step)
+            bad.append(delta.step.step)
     return bad

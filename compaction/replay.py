@@ -13,7 +13,7 @@ makes runs comparable.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +47,17 @@ class Step:
     def declined(self) -> bool:
         """Triggered, but the strategy found nothing it may compact."""
         return self.triggered and not self.compacted
+
+
+@dataclass(frozen=True, slots=True)
+class CallDelta:
+    """How one call's context follows from the previous call's: the originals appended since (all sent at first),
+    then, at a call that made a new snapshot, that snapshot's :class:`~compaction.timeline.Change` against them."""
+
+    step: Step
+    appended: list[Entry]
+    change: Change | None
+    snapshot: int
 
 
 @dataclass(frozen=True)
@@ -131,6 +142,24 @@ class Replay:
     def appended_since(self, start: int, end: int) -> list[Entry]:
         """The entries of the originals ``start..end-1`` (those left out skipped), as the runner received them."""
         return [e for e in self._originals[start:end] if e is not None]
+
+    def deltas(self) -> Iterator[CallDelta]:
+        """Every call as a change from the call before: what an analysis of the whole replay follows instead of
+        rebuilding each call's context (the calls sharing a snapshot change only by appended originals)."""
+        previous_index, previous_snapshot = 0, 0
+        for step in self.steps:
+            appended = self.appended_since(previous_index, step.message_index)
+            new = step.snapshot != previous_snapshot
+            yield CallDelta(step, appended, self._changes[step.snapshot] if new else None, step.snapshot)
+            previous_index, previous_snapshot = step.message_index, step.snapshot
+
+    def sent_from(self, snapshot: int, position: int) -> list[Message]:
+        """The sent messages of snapshot ``snapshot``'s entries from ``position`` on (cheap when the position lies in
+        what the snapshot stores itself, as a :class:`~compaction.timeline.Change`'s ``resume`` does)."""
+        snap = self._snapshots[snapshot]
+        entries = snap.own[position - snap.shared:] if position >= snap.shared else \
+            self.snapshot_entries(snapshot)[position:]
+        return [e.message for e in entries if not e.excluded]
 
     def entries_at(self, k: int) -> list[Entry]:
         """The stored history right before call ``k`` (after any compaction at ``k``), excluded entries included."""

@@ -61,6 +61,14 @@ class Change:
     common_sent: int = 0
     resume: int = 0
 
+    def apply_to(self, fates: dict[int, Fate]) -> None:
+        """Bring a running map of non-kept fates (original -> fate) up to date with this change."""
+        for origin, fate in self.fates.items():
+            if fate == "kept":
+                fates.pop(origin, None)
+            else:
+                fates[origin] = fate
+
 
 def first_difference(a: Iterable[Entry], b: Iterable[Entry], limit: int) -> int:
     """The first position where ``a`` and ``b`` hold different objects, or ``limit`` when their first ``limit``

@@ -95,6 +95,15 @@ class Tally(ABC):
         Returns False when this tally cannot update in place (the caller then rebuilds it)."""
         return False
 
+    def checkpoint(self) -> Any:
+        """A mark of the count so far that :meth:`rewind` returns to, or None when this tally keeps no marks (the
+        caller then recounts the prefix it wanted)."""
+        return None
+
+    def rewind(self, mark: Any) -> None:
+        """Return to a :meth:`checkpoint` of this tally: the list is cut back to what it was then."""
+        raise ValueError(f"{type(self).__name__} keeps no checkpoints")
+
 
 class Counter(ABC):
     """A token counter; ``spec`` is the string that recreates it (``approx:4.0``, ``tiktoken:o200k_base``…)."""
@@ -257,6 +266,12 @@ class _JoinedTally(Tally):
         self._nontext += ((after.images - before.images) * c.tokens_per_image
                           + (after.files - before.files) * c.tokens_per_file)
         return True
+
+    def checkpoint(self) -> tuple[int, int, Message | None, int]:
+        return self._units, self._nontext, self._last, self._n
+
+    def rewind(self, mark: tuple[int, int, Message | None, int]) -> None:
+        self._units, self._nontext, self._last, self._n = mark
 
     def value(self, with_tools: bool = True) -> int:
         c = self._counter
@@ -458,6 +473,12 @@ class _ByteTally(Tally):
 
     def append(self, message: Message) -> None:
         self._bytes += self._counter.content_bytes(message)
+
+    def checkpoint(self) -> int:
+        return self._bytes
+
+    def rewind(self, mark: int) -> None:
+        self._bytes = mark
 
     def replace(self, previous: Message | None, old: Message, new: Message, following: Message | None) -> bool:
         self._bytes += self._counter.content_bytes(new) - self._counter.content_bytes(old)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import compaction
 from compaction import anatomy, charts, views
@@ -307,3 +309,63 @@ class TestDiff:
         assert list(table["Setup"]) == ["—", "A", "B"]
         assert table.loc[1, "Context window"] == 3000
         assert table.loc[1, "First user request survives"] == losses["A"]["first_user_request_survives"]
+
+
+# ------------------------------------------------------------------------------------------------ lifecycle binning
+def _dense_binned(runs: list[list[tuple[int, int, str]]], steps: int, width: int) -> list[tuple[int, int, int, str]]:
+    """The straightforward binning the event sweep must reproduce: a message x call matrix of fate codes, the
+    commonest code per bin and call (ties to the more drastic fate), runs of equal code per bin."""
+    import numpy as np
+
+    from compaction.history import FATES
+
+    codes = {fate: i for i, fate in enumerate(FATES)}
+    bins = -(-len(runs) // width)
+    grid = np.full((bins * width, steps), -1, dtype=np.int8)
+    for pos, own in enumerate(runs):
+        for start, end, fate in own:
+            grid[pos, start:end] = codes[fate]
+    stacked = grid.reshape(bins, width, steps)
+    counts = np.stack([(stacked == code).sum(axis=1) for code in range(len(FATES))], axis=-1)
+    commonest = np.where(counts.sum(axis=-1) > 0, len(FATES) - 1 - counts[..., ::-1].argmax(axis=-1), -1)
+    out = []
+    for b, row in enumerate(commonest):
+        bounds = [0, *(np.flatnonzero(np.diff(row)) + 1).tolist(), steps]
+        out.extend((b, s, e, FATES[row[s]]) for s, e in zip(bounds, bounds[1:], strict=False) if row[s] >= 0)
+    return out
+
+
+@st.composite
+def _message_runs(draw) -> tuple[list[list[tuple[int, int, str]]], int]:
+    """Fate runs as a replay gives them: each message from the call it appears at to the last call, in pieces."""
+    from compaction.history import FATES
+
+    steps = draw(st.integers(1, 40))
+    runs = []
+    for _ in range(draw(st.integers(1, 60))):
+        start = draw(st.integers(0, steps - 1))
+        cuts = sorted(set(draw(st.lists(st.integers(start + 1, steps), max_size=4))) - {steps})
+        bounds = [start, *cuts, steps]
+        fates = draw(st.lists(st.sampled_from(FATES[:4]), min_size=len(bounds) - 1, max_size=len(bounds) - 1))
+        runs.append([(a, b, f) for a, b, f in zip(bounds, bounds[1:], fates, strict=False)])
+    return runs, steps
+
+
+@settings(max_examples=200, deadline=None)
+@given(_message_runs(), st.sampled_from([2, 4, 8, 16]))
+def test_lifecycle_binning_matches_the_dense_computation(drawn, width):
+    from compaction.history import FATES
+
+    runs, steps = drawn
+    b, start, end, code = anatomy._RunEvents(runs).binned(width, steps)
+    swept = [(int(x), int(s), int(e), FATES[c]) for x, s, e, c in zip(b, start, end, code, strict=True)]
+    assert swept == _dense_binned(runs, steps, width)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab \n\t\u2003é"), max_size=3000), st.integers(2, 200))
+def test_previews_squeeze_only_what_they_show(text, limit):
+    from compaction.conversation import squeezed_preview
+
+    whole = " ".join(text.split())
+    assert squeezed_preview(text, limit) == (whole if len(whole) <= limit else whole[: limit - 1] + "…")

@@ -18,14 +18,16 @@ Summarizer calls are priced as their own uncached requests.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from importlib import resources
+from itertools import compress, count
+from operator import is_not
 from typing import Any
 
-from ..conversation import Message, ToolSchema
+from ..conversation import Conversation, Message, ToolSchema
 from ..replay import Replay
 from ..tokens import Counter
 
@@ -153,6 +155,18 @@ class CallInput:
     model_calls: Sequence[Mapping[str, int]] = ()
 
 
+@dataclass(frozen=True)
+class CallUpdate:
+    """One LLM call given as a change of the call before it: that call's first ``keep`` messages, then ``new``
+    (what a replay knows without rebuilding each context)."""
+
+    step: int
+    keep: int
+    new: Sequence[Message]
+    output_tokens: int
+    model_calls: Sequence[Mapping[str, int]] = ()
+
+
 def split_tokens(total: int, prefix_tokens: int, no_cache: bool, prices: PriceModel) -> tuple[int, int, int]:
     """(cache read, cache write, uncached) of one call's ``total`` input tokens given its reusable prefix.
 
@@ -170,43 +184,69 @@ def message_time(message: Message) -> float | None:
     return _timestamp(message)
 
 
-def price_calls(calls: Iterable[CallInput], counter: Counter, prices: PriceModel,
+class _RunningContext:
+    """The context of the latest call and its running count, with a count mark after every message, so a call that
+    shares a prefix with the one before rewinds to it instead of recounting."""
+
+    def __init__(self, counter: Counter, tools: Sequence[ToolSchema]) -> None:
+        self.counter, self.tools = counter, tools
+        self.messages: list[Message] = []
+        self.tally = counter.tally(tools=tools)
+        self._marks: list = [self.tally.checkpoint()]  # _marks[k]: the count after the first k messages
+
+    def cut(self, keep: int) -> None:
+        """Keep the first ``keep`` messages only."""
+        if keep == len(self.messages):
+            return
+        del self.messages[keep:]
+        mark = self._marks[keep]
+        if mark is None:  # this counter keeps no marks: recount the prefix
+            self.tally = self.counter.tally(self.messages, self.tools)
+            self._marks = [None] * (keep + 1)
+        else:
+            self.tally.rewind(mark)
+            del self._marks[keep + 1:]
+
+    def extend(self, messages: Iterable[Message]) -> None:
+        tally, marks = self.tally, self._marks
+        for m in messages:
+            tally.append(m)
+            marks.append(tally.checkpoint())
+        self.messages.extend(messages)
+
+
+def price_calls(calls: Iterable[CallInput | CallUpdate], counter: Counter, prices: PriceModel,
                 tools: Sequence[ToolSchema] = (), hidden_prefix_tokens: int = 0) -> CostReport:
     """Price a sequence of calls with the prefix-cache model described in the module docstring.
 
+    Calls come as whole contexts (:class:`CallInput`) or as changes of the call before (:class:`CallUpdate`).
     ``hidden_prefix_tokens``: a stable prefix every call sends that the log does not show (a provider-side system
     prompt, tool definitions); calibration estimates it from reported usage."""
     report = CostReport(prices)
-    previous: Sequence[Message] = ()
+    running = _RunningContext(counter, tools)
     previous_time: float | None = None
-    tally = None  # the running count of `previous`
     for call in calls:
-        context = call.context
-        limit = min(len(previous), len(context))
-        p = 0
-        identical = True  # the shared prefix is the very same message objects
-        while p < limit:
-            a, b = previous[p], context[p]
-            if a is not b:
-                if not a.same_content(b):
-                    break
-                identical = False
-            p += 1
-        if tally is not None and identical and p == len(previous) > 0:
-            # the call extends the previous one (every call without a compaction): go on counting from there
-            prefix_tokens = tally.value(with_tools=True)
-            for m in context[p:]:
-                tally.append(m)
+        previous = running.messages
+        had_previous = bool(previous)
+        if isinstance(call, CallInput):
+            keep = _same_objects(previous, call.context)
+            new = call.context[keep:]
         else:
-            tally = counter.tally(context[:p], tools=tools)
-            prefix_tokens = tally.value(with_tools=True) if p or tools else 0
-            for m in context[p:]:
-                tally.append(m)
-        total = tally.value(with_tools=True) + hidden_prefix_tokens
+            keep, new = min(call.keep, len(previous)), call.new
+        # a copy with the same content still reads from the cache, though it is counted anew
+        p = keep
+        while p < len(previous) and p - keep < len(new) and _same(previous[p], new[p - keep]):
+            p += 1
+        running.cut(keep)
+        running.extend(new[:p - keep])
+        prefix_tokens = running.tally.value(with_tools=True) if p or tools else 0
+        running.extend(new[p - keep:])
+        context = running.messages
+        total = running.tally.value(with_tools=True) + hidden_prefix_tokens
         prefix_tokens += hidden_prefix_tokens
         now = _timestamp(context[-1]) if context else None
         cold = previous_time is not None and now is not None and now - previous_time > prices.ttl_seconds
-        read, write, uncached = split_tokens(total, prefix_tokens, not previous or cold, prices)
+        read, write, uncached = split_tokens(total, prefix_tokens, not had_previous or cold, prices)
         s_in = sum(c.get("input_tokens", 0) for c in call.model_calls)
         s_out = sum(c.get("output_tokens", 0) for c in call.model_calls)
         report.calls.append(CallCost(
@@ -215,8 +255,17 @@ def price_calls(calls: Iterable[CallInput], counter: Counter, prices: PriceModel
             prefix_messages=p, summarizer_input=s_in, summarizer_output=s_out,
             summarizer_dollars=prices.dollars(s_in, 0, 0, s_out),
         ))
-        previous, previous_time = context, now if now is not None else previous_time
+        previous_time = now if now is not None else previous_time
     return report
+
+
+def _same_objects(previous: Sequence[Message], context: Sequence[Message]) -> int:
+    """Leading messages of ``context`` that are the very objects ``previous`` starts with."""
+    return next(compress(count(), map(is_not, previous, context)), min(len(previous), len(context)))
+
+
+def _same(a: Message, b: Message) -> bool:
+    return a is b or a.same_content(b)
 
 
 def _output_tokens(rep: Replay, message_index: int, use_reported: bool) -> int:
@@ -226,23 +275,54 @@ def _output_tokens(rep: Replay, message_index: int, use_reported: bool) -> int:
     return rep.counter.count_one(rep.conversation.messages[message_index])
 
 
+def replay_updates(rep: Replay, use_reported_output: bool = True) -> Iterator[CallUpdate]:
+    """Every call of a replay as a change of the one before, from the replay's snapshots and their changes."""
+    sent = 0  # messages the previous call sent
+    for delta in rep.deltas():
+        step, appended = delta.step, [e.message for e in delta.appended]
+        output = _output_tokens(rep, step.message_index, use_reported_output)
+        change = delta.change
+        if change is None:
+            keep, new = sent, appended
+        else:
+            suffix = rep.sent_from(delta.snapshot, change.resume)
+            keep = min(change.common_sent, sent)
+            new = [*appended[:change.common_sent - keep], *suffix]
+        sent = keep + len(new)
+        yield CallUpdate(step.step, keep, new, output, step.model_calls)
+
+
 def replay_costs(rep: Replay, prices: PriceModel, use_reported_output: bool = True) -> CostReport:
     """Price every call of a replay as compacted."""
-    return price_calls(
-        (CallInput(s.step, rep.messages_at(s.step),
-                   _output_tokens(rep, s.message_index, use_reported_output), s.model_calls) for s in rep.steps),
-        rep.counter, prices, rep.conversation.tools,
-    )
+    return price_calls(replay_updates(rep, use_reported_output), rep.counter, prices, rep.conversation.tools)
+
+
+def _baseline_updates(rep: Replay, use_reported_output: bool) -> Iterator[CallUpdate]:
+    """The uncompacted run: every call sends the whole log so far (an extension of the call before)."""
+    sent = 0
+    for delta in rep.deltas():
+        new = [e.message for e in delta.appended]
+        yield CallUpdate(delta.step.step, sent, new, _output_tokens(rep, delta.step.message_index, use_reported_output))
+        sent += len(new)
+
+
+#: baselines by what they depend on: the conversation (by identity), the messages left out, the counter, the prices
+_BASELINES: dict[tuple, tuple[Conversation, CostReport]] = {}
+_BASELINE_CACHE_SIZE = 16
 
 
 def baseline_costs(rep: Replay, prices: PriceModel, use_reported_output: bool = True) -> CostReport:
-    """Price the same calls with no compaction (every call sends the whole log so far)."""
-    messages = rep.conversation.messages
-    return price_calls(
-        (CallInput(s.step, [m for i, m in enumerate(messages[: s.message_index]) if i not in rep.skipped],
-                   _output_tokens(rep, s.message_index, use_reported_output)) for s in rep.steps),
-        rep.counter, prices, rep.conversation.tools,
-    )
+    """Price the same calls with no compaction (every call sends the whole log so far). The same for every setup of
+    one log and counter, so computed once per log, counter and prices."""
+    key = (id(rep.conversation), rep.skipped, rep.counter.spec, prices, use_reported_output)
+    hit = _BASELINES.get(key)
+    if hit is not None and hit[0] is rep.conversation:
+        return hit[1]
+    report = price_calls(_baseline_updates(rep, use_reported_output), rep.counter, prices, rep.conversation.tools)
+    while len(_BASELINES) >= _BASELINE_CACHE_SIZE:
+        _BASELINES.pop(next(iter(_BASELINES)))
+    _BASELINES[key] = (rep.conversation, report)
+    return report
 
 
 @dataclass(frozen=True)

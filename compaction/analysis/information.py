@@ -9,6 +9,7 @@ would have forced a re-fetch.
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -85,13 +86,11 @@ class InformationLoss:
 def _first_removal(rep: Replay) -> dict[int, tuple[int, str]]:
     """original index -> (step at which it was first not kept, that fate)."""
     first: dict[int, tuple[int, str]] = {}
-    last_snapshot = -1
-    for step in rep.steps:
-        if step.snapshot == last_snapshot:
-            continue
-        last_snapshot = step.snapshot
-        for index, fate in rep.fates_at(step.step).items():
-            first.setdefault(index, (step.step, fate))
+    for delta in rep.deltas():
+        if delta.change is not None:
+            for index, fate in delta.change.fates.items():
+                if fate != "kept":
+                    first.setdefault(index, (delta.step.step, fate))
     return first
 
 
@@ -101,14 +100,16 @@ def _user_survival(rep: Replay) -> tuple[bool, bool]:
     if not users:
         return True, True
     first_ok = latest_ok = True
-    for step in rep.steps:
-        fates = rep.fates_at(step.step)
-        before = [u for u in users if u < step.message_index]
-        if not before:
+    fates: dict[int, str] = {}
+    for delta in rep.deltas():
+        if delta.change is not None:
+            delta.change.apply_to(fates)
+        seen = bisect.bisect_left(users, delta.step.message_index)
+        if not seen:
             continue
-        if fates.get(before[0], "kept") in ("collapsed", "dropped"):
+        if fates.get(users[0], "kept") in ("collapsed", "dropped"):
             first_ok = False
-        if fates.get(before[-1], "kept") in ("collapsed", "dropped"):
+        if fates.get(users[seen - 1], "kept") in ("collapsed", "dropped"):
             latest_ok = False
     return first_ok, latest_ok
 
