@@ -18,6 +18,7 @@ from compaction.setups import Setup
 from compaction.ui import (
     costs,
     fleet_view,
+    navigation,
     results,
     settings,
     setups,
@@ -123,32 +124,35 @@ def main() -> None:
         results.show_metric_cards(outcomes, policy.context_window)
     colors = {r.setup.label: r.setup.color for r in outcomes}
     runs_key = results.runs_key(outcomes)
-    explore, cost_tab, sweep_tab, fleet_tab = st.tabs(
-        [":material/timeline: Explore", ":material/payments: Cost & caching", ":material/grid_on: Sweep",
-         ":material/folder_copy: Fleet"])
-    with explore:
-        step_panel(runs, colors, None, runs_key, outcomes)
-        with section("Summary"):
-            st.subheader("Summary per setup", anchor="summary")
-            results.show_summary_table(outcomes)
-        with section("Share and export"):
-            spec = tokens_chart_spec(runs_key, tuple(series_colors(runs, colors).items()), None, runs)
-            share.show_share(outcomes, spec, choice.origin != "sample")
+    explore, cost_tab, sweep_tab, fleet_tab = navigation.analysis_tabs()
+    if explore.open:
+        with explore:
+            step_panel(runs, colors, None, runs_key, outcomes)
+            with section("Summary"):
+                st.subheader("Summary per setup", anchor="summary")
+                results.show_summary_table(outcomes)
+            with section("Share and export"):
+                spec = tokens_chart_spec(runs_key, tuple(series_colors(runs, colors).items()), None, runs).spec
+                share.show_share(outcomes, spec, choice.origin != "sample")
     replayed = [r for r in outcomes if r.replay is not None]
-    with cost_tab, section("Cost"):
-        costs.show_costs(conversation, runs, colors)
-    with sweep_tab, section("Sweep"):
-        by_label = {r.setup.label: r.setup.setup() for r in replayed}
-        label = st.selectbox("Setup to sweep", list(by_label), key="sweep.setup",
-                             help="The sweep varies one or two parameters of this setup over a grid.")
-        sweep_view.show_sweep(conversation, by_label[label], on_load=load_into_explorer)
-    with fleet_tab, section("Fleet"):
-        fleet_view.show_fleet([(r.setup.label, r.setup.setup()) for r in replayed], colors=colors)
+    if cost_tab.open:
+        with cost_tab, section("Cost"):
+            costs.show_costs(conversation, runs, colors)
+    if sweep_tab.open:
+        with sweep_tab, section("Sweep"):
+            by_label = {r.setup.label: r.setup.setup() for r in replayed}
+            label = st.selectbox("Setup to sweep", list(by_label), key="sweep.setup",
+                                 help="The sweep varies one or two parameters of this setup over a grid.")
+            sweep_view.show_sweep(conversation, by_label[label], on_load=load_into_explorer)
+    if fleet_tab.open:
+        with fleet_tab, section("Fleet"):
+            fleet_view.show_fleet([(r.setup.label, r.setup.setup()) for r in replayed], colors=colors)
 
 
 def load_into_explorer(setup: Setup) -> None:
-    """A sweep cell (or the best setting) becomes a new setup of the explorer."""
+    """A sweep cell (or the best setting) becomes a new setup of the explorer, which opens."""
     state.add_setup(setup)
+    navigation.go_to("explore")
     st.rerun()
 
 

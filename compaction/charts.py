@@ -10,14 +10,22 @@ The app and notebooks use the same builders::
 Colours are fixed per role so a setup looks the same in every chart and table: the uncompacted log is grey,
 setups take :data:`SETUP_COLORS` in order, fates take :data:`FATE_COLORS`. No chart embeds more than
 :data:`~compaction.views.MAX_CHART_ROWS` rows: long logs are downsampled (lowest and highest point per bucket).
+
+Each builder has a ``…_data`` twin giving the chart as :class:`ChartData`: its *layout* (everything its structure
+depends on) and its data frames by dataset name. Building and validating an Altair chart costs far more than its
+data, so the app turns a layout into a Vega-Lite template once (:func:`template`) and fills in new data on every
+change (:func:`spec_of`); the builders themselves (:func:`chart_of`) stay what notebooks and exports use.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 
 import altair as alt
 import pandas as pd
+from altair.utils.data import to_values
 
 from .history import FATES
 from .views import BASELINE, EVENT_COLUMNS, MAX_CHART_ROWS, RULE_COLUMNS, downsample_steps, thin_events
@@ -65,6 +73,49 @@ def series_colors(series: Sequence[str]) -> dict[str, str]:
     return colors
 
 
+class Layout:
+    """What a chart's Vega-Lite structure depends on (a frozen dataclass per chart kind), and how to build it with
+    Altair over named datasets."""
+
+    def build(self) -> alt.TopLevelMixin:  # pragma: no cover - every layout defines it
+        raise TypeError(f"{type(self).__name__} does not build a chart")
+
+
+@dataclass(frozen=True)
+class ChartData:
+    """A chart as its layout and its data frames by dataset name (see the module docstring)."""
+
+    layout: Layout
+    frames: Mapping[str, pd.DataFrame]
+
+    def records(self) -> dict[str, list[dict]]:
+        """Each frame as the rows Altair would embed for it."""
+        return {name: to_values(frame)["values"] for name, frame in self.frames.items()}
+
+
+def chart_of(data: ChartData) -> alt.TopLevelMixin:
+    """The Altair chart (validated when serialized): what notebooks display and exports render."""
+    return data.layout.build().properties(datasets=data.records())
+
+
+@lru_cache(maxsize=64)
+def template(layout: Layout) -> dict:
+    """The Vega-Lite dict of a layout without its named datasets (built and validated once per layout; shared, so
+    never modify it)."""
+    return layout.build().to_dict()
+
+
+def spec_of(data: ChartData) -> dict:
+    """``chart_of(data).to_dict()``, from the layout's template: no chart is built or validated again."""
+    out = dict(template(data.layout))
+    out["datasets"] = {**out.get("datasets", {}), **data.records()}
+    return out
+
+
+def _named(name: str) -> alt.NamedData:
+    return alt.NamedData(name=name)
+
+
 def _row_budget(series: pd.DataFrame, events: pd.DataFrame, rules: pd.DataFrame, max_rows: int
                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Series and events cut down so that everything the chart embeds stays within ``max_rows``."""
@@ -94,63 +145,109 @@ def tokens_chart(
     (``step, series, floor``), the provider-reported ``usage`` (``step, tokens``) as its own dotted series, and the
     log's own compactions (``log_events``: ``step, label, pre_tokens, post_tokens``) as vertical markers. Clicking a
     point selects its step through the ``pick`` selection (field ``step``)."""
+    return chart_of(tokens_chart_data(series, events, rules, selected_step=selected_step, colors=colors,
+                                      height=height, max_rows=max_rows, floor=floor, usage=usage,
+                                      log_events=log_events))
+
+
+def tokens_chart_data(
+    series: pd.DataFrame,
+    events: pd.DataFrame | None = None,
+    rules: pd.DataFrame | None = None,
+    *,
+    selected_step: int | None = None,
+    colors: Mapping[str, str] | None = None,
+    height: int = 420,
+    max_rows: int = MAX_CHART_ROWS,
+    floor: pd.DataFrame | None = None,
+    usage: pd.DataFrame | None = None,
+    log_events: pd.DataFrame | None = None,
+) -> ChartData:
+    """:func:`tokens_chart` as :class:`ChartData`: the rows it embeds, cut to ``max_rows``, and its layout."""
     events = events if events is not None else pd.DataFrame(columns=EVENT_COLUMNS)
     rules = rules if rules is not None else pd.DataFrame(columns=RULE_COLUMNS)
     extras = [f for f in (floor, usage, log_events) if f is not None and not f.empty]
     budget = max(max_rows - sum(min(len(f), max_rows // 5) for f in extras), max_rows // 2)
     series, events = _row_budget(series, events, rules, budget)
-    names = list(dict.fromkeys(series["series"]))
+    names = tuple(dict.fromkeys(series["series"]))
     palette = dict(colors) if colors else series_colors(names)
-    series_scale = alt.Scale(domain=names, range=[palette.get(n, BASELINE_COLOR) for n in names])
-    color = alt.Color(
-        "series:N",
-        title=None,
-        scale=series_scale,
-        legend=alt.Legend(orient="top", direction="horizontal", labelLimit=360, symbolStrokeWidth=3, symbolOpacity=1,
-                          symbolType="circle"),
-    )
-    x = alt.X("step:Q", title="LLM call (step)", axis=alt.Axis(format="d", tickMinStep=1))
-    y = alt.Y("tokens:Q", title="tokens sent", axis=alt.Axis(labelExpr="datum.value ? format(datum.value, '~s') : '0'"))
     last_step = int(series["step"].max()) if not series.empty else 0
-    pick = alt.selection_point(name=SELECTION, fields=["step"], on="click", nearest=True, clear=False)
-
-    base = alt.Chart(_with_event_notes(series, events))  # one dataset shared by the lines and the points
-    lines = base.mark_line(strokeWidth=2, interpolate="linear").encode(
-        x=x,
-        y=y,
-        color=color,
-        strokeDash=alt.condition(alt.datum.series == BASELINE, alt.value([5, 4]), alt.value([1, 0])),
-    )
-    point_size = 30 if last_step <= 300 else 12
-    points = base.mark_circle(size=point_size, opacity=0.9).encode(
-        x=x,
-        y=y,
-        color=color,
-        tooltip=[
-            alt.Tooltip("series:N", title="series"),
-            alt.Tooltip("step:Q", title="step"),
-            alt.Tooltip("message_index:Q", title="message #"),
-            alt.Tooltip("tokens:Q", title="tokens sent", format=","),
-            alt.Tooltip("event:N", title="trigger"),
-            alt.Tooltip("note:N", title="what happened"),
-        ],
-    ).add_params(pick)
-    layers: list[alt.Chart] = [_rules_layer(rules), lines]
-    if floor is not None and not floor.empty:  # after the lines: the legend takes its symbols from the first layer
-        layers.append(_floor_layer(floor, color, max_rows // 5))
+    frames = {"series": _with_event_notes(series, events),
+              "rules": rules if not rules.empty else pd.DataFrame([{"tokens": 0.0, "kind": "none", "label": ""}])}
+    if floor is not None and not floor.empty:
+        frames["floor"] = downsample_steps(floor, max_rows // 5, value="floor")
     if usage is not None and not usage.empty:
-        layers.append(_usage_layer(usage, x, max_rows // 5))
+        frames["usage"] = downsample_steps(usage.assign(series="usage"), max_rows // 5)
+        frames["usage_last"] = frames["usage"].nlargest(1, "step").assign(label="provider-reported")
     if log_events is not None and not log_events.empty:
-        layers.append(_log_events_layer(log_events.head(max_rows // 5), x))
+        frames["log_events"] = log_events.head(max_rows // 5)
     if not events.empty:
-        layers.extend(_event_layers(events, x, color, series_scale))
-    # the clickable points (and their nearest-point voronoi) go on top so a click anywhere selects a step
-    layers.append(points)
-    if selected_step is not None:
-        layers.append(alt.LayerChart.from_dict(selected_step_layer(selected_step)))
-    return alt.layer(*layers).properties(height=height).configure_legend(labelFontSize=12).configure_axis(
-        labelFontSize=11, titleFontSize=12
-    )
+        frames["events"] = events
+    layout = TokensLayout(names, tuple(palette.get(n, BASELINE_COLOR) for n in names), 30 if last_step <= 300 else 12,
+                          tuple(frames), height, selected_step)
+    return ChartData(layout, frames)
+
+
+@dataclass(frozen=True)
+class TokensLayout(Layout):
+    """The structure of the tokens chart: its series and their colours, point size, which optional layers it has."""
+
+    names: tuple[str, ...]
+    palette: tuple[str, ...]
+    point_size: int
+    datasets: tuple[str, ...]
+    height: int
+    selected_step: int | None
+
+    def build(self) -> alt.LayerChart:
+        series_scale = alt.Scale(domain=list(self.names), range=list(self.palette))
+        color = alt.Color(
+            "series:N",
+            title=None,
+            scale=series_scale,
+            legend=alt.Legend(orient="top", direction="horizontal", labelLimit=360, symbolStrokeWidth=3,
+                              symbolOpacity=1, symbolType="circle"),
+        )
+        x = alt.X("step:Q", title="LLM call (step)", axis=alt.Axis(format="d", tickMinStep=1))
+        y = alt.Y("tokens:Q", title="tokens sent",
+                  axis=alt.Axis(labelExpr="datum.value ? format(datum.value, '~s') : '0'"))
+        pick = alt.selection_point(name=SELECTION, fields=["step"], on="click", nearest=True, clear=False)
+        base = alt.Chart(_named("series"))  # one dataset shared by the lines and the points
+        lines = base.mark_line(strokeWidth=2, interpolate="linear").encode(
+            x=x,
+            y=y,
+            color=color,
+            strokeDash=alt.condition(alt.datum.series == BASELINE, alt.value([5, 4]), alt.value([1, 0])),
+        )
+        points = base.mark_circle(size=self.point_size, opacity=0.9).encode(
+            x=x,
+            y=y,
+            color=color,
+            tooltip=[
+                alt.Tooltip("series:N", title="series"),
+                alt.Tooltip("step:Q", title="step"),
+                alt.Tooltip("message_index:Q", title="message #"),
+                alt.Tooltip("tokens:Q", title="tokens sent", format=","),
+                alt.Tooltip("event:N", title="trigger"),
+                alt.Tooltip("note:N", title="what happened"),
+            ],
+        ).add_params(pick)
+        layers: list[alt.Chart] = [_rules_layer(), lines]
+        if "floor" in self.datasets:  # after the lines: the legend takes its symbols from the first layer
+            layers.append(_floor_layer(color))
+        if "usage" in self.datasets:
+            layers.append(_usage_layer(x))
+        if "log_events" in self.datasets:
+            layers.append(_log_events_layer(x))
+        if "events" in self.datasets:
+            layers.extend(_event_layers(x, color, series_scale))
+        # the clickable points (and their nearest-point voronoi) go on top so a click anywhere selects a step
+        layers.append(points)
+        if self.selected_step is not None:
+            layers.append(alt.LayerChart.from_dict(selected_step_layer(self.selected_step)))
+        return alt.layer(*layers).properties(height=self.height).configure_legend(labelFontSize=12).configure_axis(
+            labelFontSize=11, titleFontSize=12
+        )
 
 
 #: colour of the provider-reported usage series and of the log's own compaction markers
@@ -158,11 +255,10 @@ USAGE_COLOR = "#343a40"
 LOG_EVENT_COLOR = "#5f3dc4"
 
 
-def _floor_layer(floor: pd.DataFrame, color: alt.Color, max_rows: int) -> alt.Chart:
+def _floor_layer(color: alt.Color) -> alt.Chart:
     """Each setup's incompressible floor as a faint band from 0, in the setup's colour (sharing the series legend:
     a layer that hid its own legend would hide the merged one)."""
-    floor = downsample_steps(floor, max_rows, value="floor")
-    return alt.Chart(floor).mark_area(opacity=0.12, interpolate="step-after").encode(
+    return alt.Chart(_named("floor")).mark_area(opacity=0.12, interpolate="step-after").encode(
         x="step:Q",
         y=alt.Y("floor:Q", stack=None),
         color=color,
@@ -171,23 +267,21 @@ def _floor_layer(floor: pd.DataFrame, color: alt.Color, max_rows: int) -> alt.Ch
     )
 
 
-def _usage_layer(usage: pd.DataFrame, x: alt.X, max_rows: int) -> alt.LayerChart:
-    """Provider-reported prompt tokens per call: a dotted dark line with small squares."""
-    usage = downsample_steps(usage.assign(series="usage"), max_rows)
-    base = alt.Chart(usage)
+def _usage_layer(x: alt.X) -> alt.LayerChart:
+    """Provider-reported prompt tokens per call: a dotted dark line with small squares, labelled at the last one."""
+    base = alt.Chart(_named("usage"))
     tooltip = [alt.Tooltip("step:Q", title="step"),
                alt.Tooltip("tokens:Q", title="provider-reported prompt tokens", format=",")]
     line = base.mark_line(color=USAGE_COLOR, strokeDash=[1, 3], strokeWidth=2).encode(x=x, y="tokens:Q")
     marks = base.mark_square(color=USAGE_COLOR, size=18).encode(x=x, y="tokens:Q", tooltip=tooltip)
-    last = alt.Chart(usage.nlargest(1, "step").assign(label="provider-reported"))
-    label = last.mark_text(align="right", baseline="bottom", dy=-8, fontSize=11, fontWeight="bold",
+    label = alt.Chart(_named("usage_last")).mark_text(align="right", baseline="bottom", dy=-8, fontSize=11, fontWeight="bold",
                            color=USAGE_COLOR).encode(x=x, y="tokens:Q", text="label:N")
     return alt.layer(line, marks, label)
 
 
-def _log_events_layer(log_events: pd.DataFrame, x: alt.X) -> alt.LayerChart:
+def _log_events_layer(x: alt.X) -> alt.LayerChart:
     """Vertical markers where the real agent compacted (as recorded in the log), labelled at the top."""
-    base = alt.Chart(log_events)
+    base = alt.Chart(_named("log_events"))
     label = base.mark_text(align="left", baseline="top", dx=4, y=2, fontSize=11, fontWeight="bold",
                            color=LOG_EVENT_COLOR).encode(x=x, text=alt.value("agent compacted"))
     return alt.layer(_log_event_rules(base, x), label)
@@ -211,14 +305,12 @@ def _with_event_notes(series: pd.DataFrame, events: pd.DataFrame) -> pd.DataFram
     return merged.fillna({"event": "—", "note": "—"})
 
 
-def _rules_layer(rules: pd.DataFrame) -> alt.LayerChart:
+def _rules_layer() -> alt.LayerChart:
     """The window / trigger / target lines, each labelled at the left end, where a growing context is still low.
 
     Colours are fixed values, not a scale: in a layered chart a stroke/fill scale would be shared with (and
     distort) the series colours of the other layers."""
-    if rules.empty:
-        rules = pd.DataFrame([{"tokens": 0.0, "kind": "none", "label": ""}])
-    base = alt.Chart(rules)
+    base = alt.Chart(_named("rules"))
     layers = []
     for kind, (color, dash) in RULE_STYLES.items():
         of_kind = base.transform_filter(alt.datum.kind == kind)
@@ -229,9 +321,9 @@ def _rules_layer(rules: pd.DataFrame) -> alt.LayerChart:
     return alt.layer(*layers)
 
 
-def _event_layers(events: pd.DataFrame, x: alt.X, color: alt.Color, series_scale: alt.Scale) -> list[alt.Chart]:
+def _event_layers(x: alt.X, color: alt.Color, series_scale: alt.Scale) -> list[alt.Chart]:
     """A drop line from tokens before to tokens sent, and a marker at the top (▼ compacted, ✕ declined)."""
-    base = alt.Chart(events)
+    base = alt.Chart(_named("events"))
     drop = base.transform_filter(alt.datum.event == "compacted").mark_rule(strokeWidth=1.5, opacity=0.55).encode(
         x=x, y="tokens_before:Q", y2="tokens_sent:Q", color=color
     )
@@ -288,32 +380,49 @@ def with_selected_step(spec: Mapping, step: int | None) -> dict:
 
 def context_strip_chart(strip: pd.DataFrame, setups: Sequence[str], *, row_height: int = 26) -> alt.Chart:
     """One horizontal band per setup along the aligned context (oldest message left), coloured by fate."""
-    fates = list(FATES)
-    return (
-        alt.Chart(strip)
-        .mark_rect(stroke="white", strokeWidth=0.3)
-        .encode(
-            x=alt.X("start:Q", title="messages in the context, oldest → newest (aligned across setups)",
-                    axis=alt.Axis(format="d", labels=False, ticks=False, grid=False)),
-            x2="end:Q",
-            y=alt.Y("setup:N", title=None, sort=list(setups), scale=alt.Scale(paddingInner=0.3, paddingOuter=0.15),
-                    axis=alt.Axis(labelFontWeight="bold", labelFontSize=13, ticks=False, domain=False)),
-            color=alt.Color(
-                "fate:N",
-                title=None,
-                scale=alt.Scale(domain=fates, range=[FATE_COLORS[f] for f in fates]),
-                legend=alt.Legend(orient="top", direction="horizontal"),
-            ),
-            tooltip=[
-                alt.Tooltip("setup:N", title="setup"),
-                alt.Tooltip("fate:N", title="fate"),
-                alt.Tooltip("messages:Q", title="messages"),
-                alt.Tooltip("first_index:Q", title="from message #"),
-                alt.Tooltip("last_index:Q", title="to message #"),
-            ],
+    return chart_of(context_strip_data(strip, setups, row_height=row_height))
+
+
+def context_strip_data(strip: pd.DataFrame, setups: Sequence[str], *, row_height: int = 26) -> ChartData:
+    """:func:`context_strip_chart` as :class:`ChartData`."""
+    return ChartData(StripLayout(tuple(setups), row_height), {"strip": strip})
+
+
+@dataclass(frozen=True)
+class StripLayout(Layout):
+    """The structure of the context strip: the setups (one band each, in order) and the band height."""
+
+    setups: tuple[str, ...]
+    row_height: int
+
+    def build(self) -> alt.Chart:
+        fates = list(FATES)
+        return (
+            alt.Chart(_named("strip"))
+            .mark_rect(stroke="white", strokeWidth=0.3)
+            .encode(
+                x=alt.X("start:Q", title="messages in the context, oldest → newest (aligned across setups)",
+                        axis=alt.Axis(format="d", labels=False, ticks=False, grid=False)),
+                x2="end:Q",
+                y=alt.Y("setup:N", title=None, sort=list(self.setups),
+                        scale=alt.Scale(paddingInner=0.3, paddingOuter=0.15),
+                        axis=alt.Axis(labelFontWeight="bold", labelFontSize=13, ticks=False, domain=False)),
+                color=alt.Color(
+                    "fate:N",
+                    title=None,
+                    scale=alt.Scale(domain=fates, range=[FATE_COLORS[f] for f in fates]),
+                    legend=alt.Legend(orient="top", direction="horizontal"),
+                ),
+                tooltip=[
+                    alt.Tooltip("setup:N", title="setup"),
+                    alt.Tooltip("fate:N", title="fate"),
+                    alt.Tooltip("messages:Q", title="messages"),
+                    alt.Tooltip("first_index:Q", title="from message #"),
+                    alt.Tooltip("last_index:Q", title="to message #"),
+                ],
+            )
+            .properties(height=alt.Step(self.row_height))
         )
-        .properties(height=alt.Step(row_height))
-    )
 
 
 KIND_COLORS: Mapping[str, str] = {
@@ -350,49 +459,87 @@ def kind_colors(kinds: Sequence[str]) -> dict[str, str]:
 def composition_chart(frame: pd.DataFrame, order: Sequence[str], *, selected_step: int | None = None,
                       height: int = 320) -> alt.LayerChart:
     """Stacked tokens per step by kind (``step, kind, tokens``; see :func:`compaction.anatomy.composition`)."""
-    palette = kind_colors(order)
+    return chart_of(composition_chart_data(frame, order, selected_step=selected_step, height=height))
+
+
+def composition_chart_data(frame: pd.DataFrame, order: Sequence[str], *, selected_step: int | None = None,
+                           height: int = 320) -> ChartData:
+    """:func:`composition_chart` as :class:`ChartData`."""
     ranks = {k: i for i, k in enumerate(order)}
-    data = frame.assign(rank=frame["kind"].map(ranks))
-    area = alt.Chart(data).mark_area(interpolate="step-after", opacity=0.9).encode(
-        x=alt.X("step:Q", title="LLM call (step)", axis=alt.Axis(format="d", tickMinStep=1)),
-        y=alt.Y("tokens:Q", stack="zero", title="tokens sent",
-                axis=alt.Axis(labelExpr="datum.value ? format(datum.value, '~s') : '0'")),
-        color=alt.Color("kind:N", title=None, sort=list(order),
-                        scale=alt.Scale(domain=list(order), range=[palette[k] for k in order]),
-                        legend=alt.Legend(orient="right", labelLimit=220)),
-        order=alt.Order("rank:Q"),
-        tooltip=[alt.Tooltip("step:Q", title="step"), alt.Tooltip("kind:N", title="kind"),
-                 alt.Tooltip("tokens:Q", title="tokens", format=",")],
-    )
-    layers: list = [area]
-    if selected_step is not None:
-        layers.append(alt.LayerChart.from_dict(selected_step_layer(selected_step)))
-    return alt.layer(*layers).properties(height=height)
+    return ChartData(CompositionLayout(tuple(order), height, selected_step),
+                     {"composition": frame.assign(rank=frame["kind"].map(ranks))})
+
+
+@dataclass(frozen=True)
+class CompositionLayout(Layout):
+    """The structure of the composition chart: the kinds in stacking order."""
+
+    order: tuple[str, ...]
+    height: int
+    selected_step: int | None
+
+    def build(self) -> alt.LayerChart:
+        order = list(self.order)
+        palette = kind_colors(order)
+        area = alt.Chart(_named("composition")).mark_area(interpolate="step-after", opacity=0.9).encode(
+            x=alt.X("step:Q", title="LLM call (step)", axis=alt.Axis(format="d", tickMinStep=1)),
+            y=alt.Y("tokens:Q", stack="zero", title="tokens sent",
+                    axis=alt.Axis(labelExpr="datum.value ? format(datum.value, '~s') : '0'")),
+            color=alt.Color("kind:N", title=None, sort=order,
+                            scale=alt.Scale(domain=order, range=[palette[k] for k in order]),
+                            legend=alt.Legend(orient="right", labelLimit=220)),
+            order=alt.Order("rank:Q"),
+            tooltip=[alt.Tooltip("step:Q", title="step"), alt.Tooltip("kind:N", title="kind"),
+                     alt.Tooltip("tokens:Q", title="tokens", format=",")],
+        )
+        return _with_step(area, self.selected_step).properties(height=self.height)
 
 
 def lifecycle_chart(frame: pd.DataFrame, *, selected_step: int | None = None, height: int = 380) -> alt.LayerChart:
     """Message lifecycle: one row per original message (oldest at the top), x = LLM call, coloured by fate
     (``row, row_end, start, end, fate, …``; see :func:`compaction.anatomy.lifecycle`)."""
-    fates = list(FATES)
-    rects = alt.Chart(frame).mark_rect().encode(
-        x=alt.X("start:Q", title="LLM call (step)", axis=alt.Axis(format="d", tickMinStep=1)),
-        x2="end:Q",
-        y=alt.Y("row:Q", title="message (oldest at the top)", scale=alt.Scale(reverse=True, nice=False, zero=True),
-                axis=alt.Axis(format="d")),
-        y2="row_end:Q",
-        color=alt.Color("fate:N", title=None, scale=alt.Scale(domain=fates, range=[FATE_COLORS[f] for f in fates]),
-                        legend=alt.Legend(orient="top", direction="horizontal")),
-        tooltip=[
-            alt.Tooltip("first_index:Q", title="message #"),
-            alt.Tooltip("messages:Q", title="messages in this row"),
-            alt.Tooltip("role:N", title="role"),
-            alt.Tooltip("fate:N", title="fate"),
-            alt.Tooltip("start:Q", title="from step"),
-            alt.Tooltip("end:Q", title="until step (excl.)"),
-            alt.Tooltip("preview:N", title="preview"),
-        ],
-    )
-    layers: list = [rects]
-    if selected_step is not None:
-        layers.append(alt.LayerChart.from_dict(selected_step_layer(selected_step)))
-    return alt.layer(*layers).properties(height=height)
+    return chart_of(lifecycle_chart_data(frame, selected_step=selected_step, height=height))
+
+
+def lifecycle_chart_data(frame: pd.DataFrame, *, selected_step: int | None = None, height: int = 380) -> ChartData:
+    """:func:`lifecycle_chart` as :class:`ChartData`."""
+    return ChartData(LifecycleLayout(height, selected_step), {"lifecycle": frame})
+
+
+@dataclass(frozen=True)
+class LifecycleLayout(Layout):
+    """The structure of the lifecycle chart."""
+
+    height: int
+    selected_step: int | None
+
+    def build(self) -> alt.LayerChart:
+        fates = list(FATES)
+        rects = alt.Chart(_named("lifecycle")).mark_rect().encode(
+            x=alt.X("start:Q", title="LLM call (step)", axis=alt.Axis(format="d", tickMinStep=1)),
+            x2="end:Q",
+            y=alt.Y("row:Q", title="message (oldest at the top)", scale=alt.Scale(reverse=True, nice=False, zero=True),
+                    axis=alt.Axis(format="d")),
+            y2="row_end:Q",
+            color=alt.Color("fate:N", title=None,
+                            scale=alt.Scale(domain=fates, range=[FATE_COLORS[f] for f in fates]),
+                            legend=alt.Legend(orient="top", direction="horizontal")),
+            tooltip=[
+                alt.Tooltip("first_index:Q", title="message #"),
+                alt.Tooltip("messages:Q", title="messages in this row"),
+                alt.Tooltip("role:N", title="role"),
+                alt.Tooltip("fate:N", title="fate"),
+                alt.Tooltip("start:Q", title="from step"),
+                alt.Tooltip("end:Q", title="until step (excl.)"),
+                alt.Tooltip("preview:N", title="preview"),
+            ],
+        )
+        return _with_step(rects, self.selected_step).properties(height=self.height)
+
+
+def _with_step(chart: alt.Chart, step: int | None) -> alt.LayerChart:
+    """``chart`` as a layered chart, with the selected-step rule on top when a step is given."""
+    layers: list = [chart]
+    if step is not None:
+        layers.append(alt.LayerChart.from_dict(selected_step_layer(step)))
+    return alt.layer(*layers)

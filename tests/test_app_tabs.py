@@ -6,6 +6,8 @@ from __future__ import annotations
 from conftest import ROOT, real_log
 from streamlit.testing.v1 import AppTest
 
+from compaction.ui import navigation
+
 APP = str(ROOT / "app.py")
 
 
@@ -13,13 +15,33 @@ def labels(at: AppTest) -> list[str]:
     return [t.label for t in at.tabs]
 
 
+def open_tab(at: AppTest, name: str) -> AppTest:
+    """Select a tab as a click would (only the open tab's content runs)."""
+    at.session_state[navigation.TAB_KEY] = navigation.TABS[name]
+    return at.run()
+
+
 def test_tabs_render_without_errors():
     at = AppTest.from_file(APP, default_timeout=120).run()
     assert not at.exception
     assert any("Cost" in label for label in labels(at)) and any("Fleet" in label for label in labels(at))
-    text = " ".join(m.value for m in at.markdown)
-    assert "cache" in text.lower()
+    open_tab(at, "cost")
+    assert not at.exception and not at.error
+    assert "cache" in " ".join(m.value for m in at.markdown).lower()
+    open_tab(at, "sweep")
+    assert not at.exception and not at.error
     assert at.selectbox(key="sweep.setup").options
+    open_tab(at, "fleet")
+    assert not at.exception and not at.error
+
+
+def test_only_the_open_tab_runs():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not [k for k in at.session_state if str(k).startswith("sweep.")]  # the sweep tab drew no widget
+    open_tab(at, "sweep")
+    assert at.selectbox(key="sweep.setup").options
+    charts = [str(c.proto.id) for kind in ("arrow_vega_lite_chart", "vega_lite_chart") for c in at.get(kind)]
+    assert not [c for c in charts if c.endswith("tokens_chart")]  # the explorer's chart is not drawn meanwhile
 
 
 def test_a_log_opened_from_the_fleet_replaces_the_sample_until_closed():

@@ -131,3 +131,22 @@ def test_an_unchanged_snapshot_records_nothing() -> None:
     assert (change.common_sent, change.resume) == (5, 5)
     assert timeline.snapshots[index].own == () and timeline.snapshots[index].shared == 5
     assert materialize(timeline.snapshots, index) == tuple(history)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 600), st.integers(0, 600), st.lists(st.integers(0, 599), max_size=4), st.integers(0, 30))
+def test_shared_stretches_match_a_scan(n_a, n_b, changed, extra):
+    from compaction.timeline import first_difference, last_difference
+
+    pool = [original(_message(k), k) for k in range(max(n_a, n_b) + extra)]
+    a = pool[:n_a]
+    b = pool[:n_b]
+    for k in changed:
+        if k < len(b):
+            b[k] = b[k].replaced(_message(-k))
+    limit = min(len(a), len(b))
+    first = next((k for k in range(limit) if a[k] is not b[k]), limit)
+    assert first_difference(a, b, limit) == first
+    rest = limit - first
+    last = next((k for k in range(rest) if a[-1 - k] is not b[-1 - k]), rest)
+    assert last_difference(a, b, rest) == last

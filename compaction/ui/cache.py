@@ -16,11 +16,14 @@ import hashlib
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import streamlit as st
+from altair.utils.core import sanitize_pandas_dataframe
+from streamlit import dataframe_util
 
 import compaction
 from compaction import anatomy, charts, explain, views
@@ -38,6 +41,19 @@ from compaction.views import Run
 def digest(data: bytes) -> str:
     """The cache key of a log's bytes."""
     return hashlib.sha256(data).hexdigest()
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def sample_file(path: str, mtime_ns: int, size: int) -> tuple[bytes, str]:
+    """A bundled sample's bytes and content hash, read once per version of the file."""
+    data = Path(path).read_bytes()
+    return data, digest(data)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def upload_digest(file_id: str, size: int, _data: bytes) -> str:
+    """The content hash of an uploaded file, computed once per upload."""
+    return digest(_data)
 
 
 @st.cache_resource(max_entries=6, show_spinner=False)
@@ -80,13 +96,35 @@ def run_replay(key: ReplayKey, _conversation: Conversation) -> Replay:
 RunsKey = tuple[tuple[str, ReplayKey], ...]
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@dataclass(frozen=True)
+class ChartSpec:
+    """A chart for the page: ``ready`` is its Vega-Lite dict with every named dataset already in Arrow, as
+    ``st.vega_lite_chart`` sends it, built from the layout's cached template (no Altair chart is built or validated,
+    no rows converted again on a rerun); ``spec`` is the plain Vega-Lite dict, for exports. Shared by every rerun
+    and session: never modify them (``charts.with_selected_step`` copies)."""
+
+    data: charts.ChartData
+    ready: dict
+
+    @classmethod
+    def of(cls, data: charts.ChartData) -> ChartSpec:
+        template = charts.template(data.layout)
+        arrow = {name: dataframe_util.convert_anything_to_arrow_bytes(sanitize_pandas_dataframe(frame))
+                 for name, frame in data.frames.items()}
+        return cls(data, {**template, "datasets": {**template.get("datasets", {}), **arrow}})
+
+    @cached_property
+    def spec(self) -> dict:
+        return charts.spec_of(self.data)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
 def tokens_chart_spec(key: RunsKey, colors: tuple[tuple[str, str], ...], context_window: int | None,
-                      _runs: Sequence[Run]) -> dict:
-    """The tokens chart of ``_runs`` as a Vega-Lite dict, without a selected step (added per click, cheaply): each
-    setup's floor band, the provider-reported usage and the log's own compactions included."""
+                      _runs: Sequence[Run]) -> ChartSpec:
+    """The tokens chart of ``_runs``, without a selected step (added per click, cheaply): each setup's floor band,
+    the provider-reported usage and the log's own compactions included."""
     first = _runs[0][1]
-    return charts.tokens_chart(
+    return ChartSpec.of(charts.tokens_chart_data(
         views.step_series(_runs),
         views.compaction_events(_runs),
         views.threshold_rules(_runs, context_window),
@@ -94,20 +132,20 @@ def tokens_chart_spec(key: RunsKey, colors: tuple[tuple[str, str], ...], context
         floor=anatomy.floor_series(_runs),
         usage=anatomy.usage_series(first),
         log_events=anatomy.log_compactions(first),
-    ).to_dict()
+    ))
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def composition_spec(key: ReplayKey, _replay: Replay) -> dict:
-    """The composition chart of one replay (tokens per step by kind) as a Vega-Lite dict."""
+@st.cache_resource(max_entries=32, show_spinner=False)
+def composition_spec(key: ReplayKey, _replay: Replay) -> ChartSpec:
+    """The composition chart of one replay (tokens per step by kind)."""
     frame = anatomy.composition(_replay)
-    return charts.composition_chart(frame, anatomy.kind_order(frame["kind"].unique())).to_dict()
+    return ChartSpec.of(charts.composition_chart_data(frame, anatomy.kind_order(frame["kind"].unique())))
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
-def lifecycle_spec(key: ReplayKey, _replay: Replay) -> dict:
-    """The message-lifecycle chart of one replay as a Vega-Lite dict."""
-    return charts.lifecycle_chart(anatomy.lifecycle(_replay)).to_dict()
+@st.cache_resource(max_entries=32, show_spinner=False)
+def lifecycle_spec(key: ReplayKey, _replay: Replay) -> ChartSpec:
+    """The message-lifecycle chart of one replay."""
+    return ChartSpec.of(charts.lifecycle_chart_data(anatomy.lifecycle(_replay)))
 
 
 #: per-replay results, computed once per replay object (replays are read-only and live in ``run_replay``'s cache)
@@ -143,13 +181,19 @@ def loss(key: ReplayKey, _replay: Replay) -> InformationLoss:
     return loss_of(_replay)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
-def context_strip_spec(key: RunsKey, step: int, _strip: pd.DataFrame, labels: tuple[str, ...]) -> dict:
-    """The fate strip of one step as a Vega-Lite dict."""
-    return charts.context_strip_chart(_strip, labels).to_dict()
+@st.cache_resource(max_entries=64, show_spinner=False)
+def context_strip_spec(key: RunsKey, step: int, _strip: pd.DataFrame, labels: tuple[str, ...]) -> ChartSpec:
+    """The fate strip of one step."""
+    return ChartSpec.of(charts.context_strip_data(_strip, labels))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)
+def aligned_context(key: RunsKey, step: int, _runs: Sequence[Run]) -> list[views.AlignedRow]:
+    """The contexts of ``_runs`` at ``step``, aligned by original message (shared: do not modify)."""
+    return views.aligned_context(_runs, step)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
 def setup_warnings(key: ReplayKey, _replay: Replay) -> list[SetupWarning]:
     """Thrashing, floors, lost task messages, split tool pairs… of one replay (they scan every call once)."""
     return explain.warnings_for(_replay)

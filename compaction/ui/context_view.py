@@ -45,10 +45,11 @@ def show_context(runs: Sequence[views.Run], setup_colors: Mapping[str, str], ste
     if not chosen:
         st.info("Choose at least one setup to show side by side.", icon=":material/view_column:")
         return
-    full_rows = views.aligned_context(runs, step)
+    full_rows = cache.aligned_context(runs_key, step, runs)
+    chosen_key = tuple(pair for pair in runs_key if pair[0] in chosen)
     runs = [(label, rep) for label, rep in runs if label in chosen]
     labels = [label for label, _ in runs]
-    rows = views.aligned_context(runs, step) if len(runs) != len(all_labels) else full_rows
+    rows = cache.aligned_context(chosen_key, step, runs) if len(runs) != len(all_labels) else full_rows
     st.caption(
         f"LLM call {step} produced message #{first.message_index}. Uncompacted, its context is "
         f"{first.tokens_uncompacted:,} tokens. Rows line up the same original message across setups; removed "
@@ -57,7 +58,7 @@ def show_context(runs: Sequence[views.Run], setup_colors: Mapping[str, str], ste
     _setup_headers(runs, setup_colors, rows, step)
     strip = views.context_strip(rows, labels)
     if not strip.empty:
-        st.vega_lite_chart(cache.context_strip_spec(runs_key, step, strip, tuple(labels)), width="stretch")
+        st.vega_lite_chart(cache.context_strip_spec(runs_key, step, strip, tuple(labels)).ready, width="stretch")
     st.caption(" · ".join(f"**{fate}**: {meaning}" for fate, meaning in FATE_HELP.items()))
     _rows(rows, runs, step)
     if len(all_labels) >= 2:

@@ -24,6 +24,7 @@ from compaction.analysis.costs import price_model
 from compaction.analysis.fleet import FleetResult, find_logs, fleet
 from compaction.setups import Setup
 
+from . import navigation
 from .costs import choose_prices
 from .guard import section, show_error
 from .text import escape_markdown
@@ -151,12 +152,18 @@ def _open_button(run: FleetRun, row: Mapping[str, Any], metric: str, key: str) -
     left, right = st.columns([4, 1])
     left.markdown(f"**{escape_markdown(log.name)}** · conversation {escape_markdown(str(row['conversation']))} · "
                   f"setup {escape_markdown(str(row['setup']))} · {title}: {escape_markdown(value)}")
-    if right.button("Open in the explorer", key=key):
+    right.button("Open in the explorer", key=key, on_click=_open_in_explorer, args=(log, row["conversation"]),
+                 help="Replaces the log in the explorer with this one (until you close it there) and opens it.")
+
+
+def _open_in_explorer(log: FleetLog, conversation: str) -> None:
+    try:
         data = log.data if log.data is not None else Path(str(log.path)).read_bytes()
-        st.session_state[OPEN_LOG_KEY] = {"name": log.name, "path": log.path, "data": data,
-                                          "conversation": row["conversation"]}
-        st.success(f"{escape_markdown(log.name)} will open in the explorer: switch to the explorer to read it.",
-                   icon=":material/open_in_new:")
+    except OSError as exc:
+        show_error(f"Could not open {escape_markdown(log.name)}", exc)
+        return
+    st.session_state[OPEN_LOG_KEY] = {"name": log.name, "path": log.path, "data": data, "conversation": conversation}
+    navigation.go_to("explore")
 
 
 def _show_result(run: FleetRun, setups: Sequence[tuple[str, Setup]], colors: Mapping[str, str], key: str) -> None:

@@ -57,14 +57,14 @@ def show_inside(results: Sequence, step: int) -> None:
     st.markdown("**What the context is made of**")
     with st.spinner("Measuring the context of each call…"):
         composition = cache.composition_spec(result.key, result.replay)
-    st.vega_lite_chart(charts.with_selected_step(composition, step), width="stretch")
+    st.vega_lite_chart(charts.with_selected_step(composition.ready, step), width="stretch")
     st.caption("Tokens sent per call by kind, each message counted on its own with this setup's counter (framing "
                "between messages is not attributed, so the stack can differ slightly from the tokens chart). Long "
                "logs are sampled at up to 150 calls.")
     st.markdown("**Message lifecycle**")
     with st.spinner("Following every message through the replay…"):
         lifecycle = cache.lifecycle_spec(result.key, result.replay)
-    st.vega_lite_chart(charts.with_selected_step(lifecycle, step), width="stretch")
+    st.vega_lite_chart(charts.with_selected_step(lifecycle.ready, step), width="stretch")
     st.caption("One row per message of the log (oldest at the top), from the call where it first appears: grey "
                "while sent as logged, then pruned, collapsed or dropped as the setup compacts. Hover for a preview. "
                "On long logs neighbouring messages share a row (their commonest fate).")

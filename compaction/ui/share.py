@@ -135,9 +135,9 @@ def _downloads(focus, tokens_spec: dict | None) -> None:
     cols[1].download_button("Replay (JSON)", lambda: json.dumps(focus.replay.to_json(), ensure_ascii=False, indent=1),
                             file_name=f"{stem}.json", mime="application/json", key="share.replay_json",
                             icon=":material/data_object:", help="What `python -m compaction replay --json` prints.")
-    composition = cache.composition_spec(focus.key, focus.replay)
+    composition = cache.composition_spec(focus.key, focus.replay).spec
     cols[2].download_button("Composition (PNG)", image_of(composition, "png"), file_name=f"{stem}_composition.png",
                             mime="image/png", key="share.composition_png", icon=":material/image:")
-    lifecycle = cache.lifecycle_spec(focus.key, focus.replay)
+    lifecycle = cache.lifecycle_spec(focus.key, focus.replay).spec
     cols[3].download_button("Lifecycle (PNG)", image_of(lifecycle, "png"), file_name=f"{stem}_lifecycle.png",
                             mime="image/png", key="share.lifecycle_png", icon=":material/image:")

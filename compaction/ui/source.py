@@ -36,11 +36,13 @@ class LogChoice:
     data: bytes
     origin: str  # "sample" | "upload" | "fleet" (opened from the fleet view)
     format: str | None = None
+    #: the content hash when it is already known (hashing megabytes on every rerun is avoidable)
+    known_digest: str | None = None
 
     @cached_property
     def key(self) -> str:
         """The content hash: what caches key on."""
-        return cache.digest(self.data)
+        return self.known_digest or cache.digest(self.data)
 
 
 def bundled_samples(folder: Path) -> list[Path]:
@@ -102,9 +104,12 @@ def choose_log(samples_dir: Path) -> LogChoice | None:
     if opened is not None:
         return LogChoice(opened["name"], opened["data"], "fleet", fmt)
     if upload is not None:
-        return LogChoice(upload.name, upload.getvalue(), "upload", fmt)
+        data = upload.getvalue()
+        return LogChoice(upload.name, data, "upload", fmt, cache.upload_digest(upload.file_id, len(data), data))
     if sample is not None:
-        return LogChoice(sample.name, sample.read_bytes(), "sample", fmt)
+        stat = sample.stat()
+        data, known = cache.sample_file(str(sample), stat.st_mtime_ns, stat.st_size)
+        return LogChoice(sample.name, data, "sample", fmt, known)
     return None
 
 

@@ -93,7 +93,7 @@ def step_panel(runs: Sequence[views.Run], setup_colors: Mapping[str, str], conte
     with section("Tokens chart"):
         colors = tuple(series_colors(runs, setup_colors).items())
         spec = cache.tokens_chart_spec(runs_key, colors, context_window, runs)
-        st.vega_lite_chart(charts.with_selected_step(spec, step), key=CHART_KEY, on_select="rerun",
+        st.vega_lite_chart(charts.with_selected_step(spec.ready, step), key=CHART_KEY, on_select="rerun",
                            selection_mode=[charts.SELECTION], width="stretch")
         st.caption(
             "Each point is one LLM call and the tokens it sent; the dashed line is the log without compaction. "
