@@ -51,6 +51,9 @@ RULE_STYLES: Mapping[str, tuple[str, list[int]]] = {
 #: event → Vega shape (an SVG path for the declined ✕, drawn as a stroke)
 EVENT_SHAPES: Mapping[str, str] = {"compacted": "triangle-down", "declined": "M-1,-1L1,1M-1,1L1,-1"}
 EVENT_LABELS: Mapping[str, str] = {"compacted": "compaction", "declined": "declined trigger"}
+#: drawn on a canvas instead of as SVG elements: charts of thousands of marks redraw several times faster (Streamlit
+#: and vega-embed read the renderer from the spec's usermeta)
+CANVAS = {"embedOptions": {"renderer": "canvas"}}
 #: rows reserved for events when a log is long (the rest goes to the token lines)
 EVENT_ROW_SHARE = 0.2
 
@@ -492,7 +495,7 @@ class CompositionLayout(Layout):
             tooltip=[alt.Tooltip("step:Q", title="step"), alt.Tooltip("kind:N", title="kind"),
                      alt.Tooltip("tokens:Q", title="tokens", format=",")],
         )
-        return _with_step(area, self.selected_step).properties(height=self.height)
+        return _with_step(area, self.selected_step).properties(height=self.height, usermeta=CANVAS)
 
 
 def lifecycle_chart(frame: pd.DataFrame, *, selected_step: int | None = None, height: int = 380) -> alt.LayerChart:
@@ -534,7 +537,7 @@ class LifecycleLayout(Layout):
                 alt.Tooltip("preview:N", title="preview"),
             ],
         )
-        return _with_step(rects, self.selected_step).properties(height=self.height)
+        return _with_step(rects, self.selected_step).properties(height=self.height, usermeta=CANVAS)
 
 
 def _with_step(chart: alt.Chart, step: int | None) -> alt.LayerChart:

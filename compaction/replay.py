@@ -228,26 +228,22 @@ class Replay:
         return {"context_window": self.context_window, "compact_at": self.compact_at, "compact_to": self.compact_to}
 
     def step_json(self, s: Step) -> dict[str, Any]:
-        fates = self.fates_at(s.step)
-        grouped: dict[str, list[int]] = {"pruned": [], "collapsed": [], "dropped": []}
-        for i, fate in sorted(fates.items()):
-            grouped[fate].append(i)
+        """One entry of ``replay --json``'s ``steps``."""
         inserted_sent = sum(1 for e in self.snapshot_entries(s.snapshot) if e.inserted is not None and not e.excluded)
-        return {
-            "step": s.step,
-            "message_index": s.message_index,
-            "tokens_uncompacted": s.tokens_uncompacted,
-            "tokens_before": s.tokens_before,
-            "tokens_sent": s.tokens_sent,
-            "triggered": s.triggered,
-            "compacted": s.compacted,
-            "declined": s.declined,
-            "target": s.target,
-            "note": s.note,
-            "fates": grouped,
-            "inserted": inserted_sent,
-            "model_calls": [dict(c) for c in s.model_calls],
-        }
+        return _step_json(s, self.fates_at(s.step), inserted_sent)
+
+    def steps_json(self) -> list[dict[str, Any]]:
+        """``replay --json``'s ``steps``, following the snapshots' changes (no context is rebuilt)."""
+        fates: dict[int, Fate] = {}
+        inserted_sent = 0
+        out = []
+        for delta in self.deltas():
+            if delta.change is not None:
+                delta.change.apply_to(fates)
+                inserted_sent += sum(e.inserted is not None for e in delta.change.added) - sum(
+                    e.inserted is not None for e in delta.change.removed)
+            out.append(_step_json(delta.step, fates, inserted_sent))
+        return out
 
     def to_json(self, context_at: int | None = None) -> dict[str, Any]:
         """The object ``replay --json`` prints (the CLI contract)."""
@@ -261,7 +257,7 @@ class Replay:
             "counter": self.counter.spec,
             "persistence": self.persistence,
             "lines": self.lines,
-            "steps": [self.step_json(s) for s in self.steps],
+            "steps": self.steps_json(),
             "summary": self.summary(),
         }
         if context_at is not None:
@@ -297,6 +293,27 @@ class Replay:
         summary = self.summary()
         rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{v:,}</td></tr>" for k, v in summary.items())
         return f"<b>{html.escape(self.strategy.title)}</b> · {html.escape(self.counter.spec)}<table>{rows}</table>"
+
+
+def _step_json(s: Step, fates: Mapping[int, Fate], inserted_sent: int) -> dict[str, Any]:
+    grouped: dict[str, list[int]] = {"pruned": [], "collapsed": [], "dropped": []}
+    for i, fate in sorted(fates.items()):
+        grouped[fate].append(i)
+    return {
+        "step": s.step,
+        "message_index": s.message_index,
+        "tokens_uncompacted": s.tokens_uncompacted,
+        "tokens_before": s.tokens_before,
+        "tokens_sent": s.tokens_sent,
+        "triggered": s.triggered,
+        "compacted": s.compacted,
+        "declined": s.declined,
+        "target": s.target,
+        "note": s.note,
+        "fates": grouped,
+        "inserted": inserted_sent,
+        "model_calls": [dict(c) for c in s.model_calls],
+    }
 
 
 def _merge_by_origin(items: list[ContextItem], removed: list[ContextItem]) -> list[ContextItem]:

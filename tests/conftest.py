@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from compaction.ui.server import STARTUP_SECONDS as SERVER_STARTUP_SECONDS
+from compaction.ui.server import streamlit_app  # noqa: F401 - the browser tests take it from here
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_conversations"
@@ -55,47 +51,4 @@ def browser():
 
 
 #: seconds a streamlit server (or a page) gets to come up
-STARTUP_SECONDS = 60
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_healthy(port: int, proc: subprocess.Popen) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with status {proc.returncode}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as response:
-                if response.read().strip() == b"ok":
-                    return
-        except OSError:
-            pass
-        time.sleep(0.25)
-    raise RuntimeError("streamlit did not become healthy in time")
-
-
-@contextmanager
-def streamlit_app(env: Mapping[str, str], *extra_args: str) -> Iterator[str]:
-    """``streamlit run app.py`` on a free local port; yields its URL and always stops the server."""
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-         *extra_args],
-        cwd=ROOT, env=dict(env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_healthy(port, proc)
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+STARTUP_SECONDS = SERVER_STARTUP_SECONDS
