@@ -137,13 +137,24 @@ class _IdCache:
 
 
 # ------------------------------------------------------------------------------------------- Haystack counters
-@dataclass
+@dataclass(slots=True)
 class _JoinedParts:
     """Per-message contribution to a joined-text count."""
 
     units: int  # characters (approx) or tokens (tiktoken) of the rendered message
     images: int
     files: int
+
+
+@dataclass(slots=True)
+class _EdgedParts(_JoinedParts):
+    """Tiktoken's parts: also the texts at the rendered message's two edges and their token counts, all a join's
+    correction needs from the message."""
+
+    head: str
+    tail: str
+    head_units: int
+    tail_units: int
 
 
 class _HaystackCounter(Counter):
@@ -172,11 +183,16 @@ class _HaystackCounter(Counter):
     def _finish(self, units: int) -> int: ...
 
     def parts(self, message: Message) -> _JoinedParts:
-        def compute(m: Message) -> _JoinedParts:
-            images, files = non_text_units(m)
-            return _JoinedParts(self._text_units(render_haystack(m)), images, files)
+        """The message's contribution (cached): its rendering measured once."""
+        return self._parts.get(message, self._compute_parts)
 
-        return self._parts.get(message, compute)
+    def _compute_parts(self, message: Message) -> _JoinedParts:
+        images, files = non_text_units(message)
+        return self._measure(render_haystack(message), images, files)
+
+    def _measure(self, text: str, images: int, files: int) -> _JoinedParts:
+        """The parts of a message rendered as ``text``."""
+        return _JoinedParts(self._text_units(text), images, files)
 
     def _tools_text(self, tools: Sequence[ToolSchema]) -> str:
         schemas = tuple(tools)
@@ -307,32 +323,36 @@ class TiktokenCounter(_HaystackCounter):
 
         self._pattern = regex.compile(self._enc._pat_str)
         self._resyncs = encoding in _RESYNC_ENCODINGS
-        self._edges = _IdCache()  # message -> (head, tail) texts around its edges
         self._join_cache: dict[tuple[int, int, str], tuple[Message | None, Message | None, int]] = {}
 
     def _text_units(self, text: str) -> int:
         return len(self._enc.encode(text, disallowed_special=()))
 
-    def _edge_texts(self, message: Message) -> tuple[str, str]:
-        """(first chunks, last chunks) of the rendered message, cut at pre-tokenizer chunk boundaries."""
-
-        def compute(m: Message) -> tuple[str, str]:
-            return self._split_edges(render_haystack(m))
-
-        return self._edges.get(message, compute)
+    def _measure(self, text: str, images: int, files: int) -> _EdgedParts:
+        units = self._text_units(text)
+        head, tail = self._split_edges(text)
+        if head is text:  # a short text is its own head and tail
+            return _EdgedParts(units, images, files, text, text, units, units)
+        return _EdgedParts(units, images, files, head, tail, self._text_units(head), self._text_units(tail))
 
     def _split_edges(self, text: str) -> tuple[str, str]:
+        """(first k chunks, last k + 1 chunks) of ``text``, k = the margin; ``(text, text)`` when it has at most 2k
+        chunks. Chunk ends only grow, so it has more than 2k chunks exactly when the (k + 2)-th last chunk end is not
+        before the k-th chunk end."""
         k = self._MARGIN_CHUNKS
-        # only the first 2k+1 chunk ends are needed to know the head and whether the text is short
-        head_ends = [match.end() for match in islice(self._pattern.finditer(text), 2 * k + 1)]
-        if len(head_ends) <= 2 * k:
+        tail_start = self._nth_last_chunk_end(text, k + 2)
+        if tail_start is None:
             return text, text
-        return text[: head_ends[k - 1]], text[self._nth_last_chunk_end(text, k + 2) :]
+        head_end = next(islice(self._pattern.finditer(text), k - 1, None)).end()
+        if tail_start < head_end:
+            return text, text
+        return text[:head_end], text[tail_start:]
 
-    def _nth_last_chunk_end(self, text: str, n: int) -> int:
-        """The ``n``-th last chunk end of ``text`` as a scan of the whole text finds it. With a known pattern, the
-        scan starts at a resync point near the end instead (a chunk boundary whatever precedes it), widening the
-        window until it holds ``n`` chunks; the pattern has no look-behind, so the chunks after it are the same."""
+    def _nth_last_chunk_end(self, text: str, n: int) -> int | None:
+        """The ``n``-th last chunk end of ``text`` as a scan of the whole text finds it (None if it has fewer chunks).
+        With a known pattern, the scan starts at a resync point near the end instead (a chunk boundary whatever
+        precedes it), widening the window until it holds ``n`` chunks; the pattern has no look-behind, so the chunks
+        after it are the same."""
         if self._resyncs:
             window = 64
             while window < len(text):
@@ -343,16 +363,22 @@ class TiktokenCounter(_HaystackCounter):
                 if len(ends) >= n:
                     return ends[-n]
                 window *= 4
-        return [match.end() for match in self._pattern.finditer(text)][-n]
+        ends = [match.end() for match in self._pattern.finditer(text)]
+        return ends[-n] if len(ends) >= n else None
 
     def _join_units(self, left, sep, right_text, right) -> int:
         key = (id(left), id(right) if right is not None else hash(right_text), sep)
         hit = self._join_cache.get(key)
         if hit is not None and hit[0] is left and hit[1] is right:
             return hit[2]
-        tail = self._edge_texts(left)[1]
-        head = self._edge_texts(right)[0] if right is not None else self._split_edges(right_text)[0]
-        extra = self._text_units(tail + sep + head) - self._text_units(tail) - self._text_units(head)
+        before = self.parts(left)
+        if right is not None:
+            after = self.parts(right)
+            head, head_units = after.head, after.head_units
+        else:
+            head = self._split_edges(right_text)[0]
+            head_units = self._text_units(head)
+        extra = self._text_units(before.tail + sep + head) - before.tail_units - head_units
         self._join_cache[key] = (left, right, extra)
         return extra
 
