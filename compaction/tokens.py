@@ -323,6 +323,7 @@ class TiktokenCounter(_HaystackCounter):
 
         self._pattern = regex.compile(self._enc._pat_str)
         self._resyncs = encoding in _RESYNC_ENCODINGS
+        self._find_resync = regex.compile(_RESYNC_PATTERN).search
         self._join_cache: dict[tuple[int, int, str], tuple[Message | None, Message | None, int]] = {}
 
     def _text_units(self, text: str) -> int:
@@ -350,19 +351,22 @@ class TiktokenCounter(_HaystackCounter):
 
     def _nth_last_chunk_end(self, text: str, n: int) -> int | None:
         """The ``n``-th last chunk end of ``text`` as a scan of the whole text finds it (None if it has fewer chunks).
-        With a known pattern, the scan starts at a resync point near the end instead (a chunk boundary whatever
-        precedes it), widening the window until it holds ``n`` chunks; the pattern has no look-behind, so the chunks
-        after it are the same."""
+
+        With a known pattern, the scan starts at the last resync point before a window at the end instead (a chunk
+        boundary whatever precedes it), widening the window until it holds ``n`` chunks; the pattern has no look-behind, so the chunks
+        after it are the same. Those patterns match every character, so their chunks follow one another and the
+        chunk lengths alone give the ends."""
         if self._resyncs:
-            window = 64
+            window = 16
             while window < len(text):
-                start = _resync_point(text, len(text) - window)
-                if start is None:
+                found = self._find_resync(text, 0, len(text) - window + 1)
+                if found is None:
                     break
-                ends = [match.end() for match in self._pattern.finditer(text, start)]
-                if len(ends) >= n:
-                    return ends[-n]
-                window *= 4
+                start = found.start() + 1
+                chunks = self._pattern.findall(text, start)
+                if len(chunks) >= n:
+                    return len(text) - sum(map(len, chunks[len(chunks) - n + 1 :]))
+                window *= 2
         ends = [match.end() for match in self._pattern.finditer(text)]
         return ends[-n] if len(ends) >= n else None
 
@@ -387,33 +391,15 @@ class TiktokenCounter(_HaystackCounter):
 
 
 #: Encodings whose pre-tokenizer pattern (o200k, cl100k) has resync points: positions where a chunk ends whatever
-#: text precedes them. (1) Right after an ASCII letter followed by a space: only the letter-run alternatives can hold
-#: a letter, and none of them goes on into a space. (2) Right after a newline whose line goes on with spaces/tabs
-#: and then printable ASCII (not "/" right after the newline): every alternative that can hold a newline (a
-#: whitespace run ending in newlines, a punctuation run's trailing newlines and slashes) stops there. Other patterns
-#: are scanned whole.
+#: text precedes them. (1) Right after an ASCII letter followed by an ASCII character that is neither a letter nor
+#: "'": only the letter-run alternatives can hold a letter, and a letter run goes on only with letters, marks or a
+#: contraction ("'s"…). (2) Right after a newline whose line goes on with spaces/tabs and then printable ASCII (not
+#: "/" right after the newline): every alternative that can hold a newline (a whitespace run ending in newlines, a
+#: punctuation run's trailing newlines and slashes) stops there. These patterns also match every character, so their
+#: chunks follow one another. Other patterns are scanned whole.
 _RESYNC_ENCODINGS = frozenset({"o200k_base", "o200k_harmony", "cl100k_base"})
-_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-
-
-def _resync_point(text: str, limit: int) -> int | None:
-    """A resync point ``<= limit`` of ``text`` (see :data:`_RESYNC_ENCODINGS`), the closest one found, or None."""
-    space = text.rfind(" ", 1, limit + 1)
-    for _ in range(64):  # a letter before a space is common in prose, code and JSON: look at a few spaces only
-        if space < 1:
-            break
-        if text[space - 1] in _ASCII_LETTERS:
-            return space
-        space = text.rfind(" ", 1, space)
-    newline = text.rfind("\n", 0, limit)
-    while newline >= 0:
-        start = first = newline + 1
-        while first < len(text) and text[first] in " \t":
-            first += 1
-        if first < len(text) and "!" <= text[first] <= "~" and not (first == start and text[first] == "/"):
-            return start
-        newline = text.rfind("\n", 0, newline)
-    return None
+#: a reverse search (``(?r)``) for the text around a resync point, which is always one character after its start
+_RESYNC_PATTERN = r"(?r)[A-Za-z][\x00-\x26\x28-\x40\x5b-\x60\x7b-\x7f]|\n(?:[ \t]+[!-~]|[!-.0-~])"
 
 
 # ------------------------------------------------------------------------------------ Agent Framework counters

@@ -227,6 +227,26 @@ def straightforward_edges(counter: tokens.TiktokenCounter, text: str) -> tuple[s
 
 
 @pytest.mark.parametrize("spec", TIKTOKEN_SPECS)
+@settings(max_examples=200, deadline=None)
+@given(text=awkward_texts, prefix=awkward_texts)
+def test_resync_points_are_chunk_ends_whatever_precedes_them(spec: str, text: str, prefix: str):
+    """Every resync point the search finds is a chunk end of the whole-text scan, a scan from it finds the same chunks
+    after it, and the character before it ends a chunk after any other prefix too."""
+    counter = tiktoken_counter(spec)
+    ends = chunk_ends(counter, text)
+    points = {found.start() + 1 for limit in range(len(text))
+              if (found := counter._find_resync(text, 0, limit + 1)) is not None}
+    for point in points:
+        after = [end for end in ends if end > point]
+        assert point in ends, (text, point)
+        assert chunk_ends(counter, text, point) == after, (text, point)
+        shift = len(prefix) + 1 - point
+        other = chunk_ends(counter, prefix + text[point - 1 :])
+        assert point + shift in other, (prefix, text, point)
+        assert [end for end in other if end > point + shift] == [end + shift for end in after], (prefix, text, point)
+
+
+@pytest.mark.parametrize("spec", TIKTOKEN_SPECS)
 @settings(max_examples=300, deadline=None)
 @given(text=awkward_texts)
 def test_split_edges_equals_the_whole_text_scan_on_generated_texts(spec: str, text: str):
