@@ -329,16 +329,24 @@ class TiktokenCounter(_HaystackCounter):
         self._resyncs = encoding in _RESYNC_ENCODINGS
         self._find_resync = regex.compile(_RESYNC_PATTERN).search
         self._join_cache: dict[tuple[int, int, str], tuple[Message | None, Message | None, int]] = {}
+        self._edge_units_memo: dict[str, int] = {}
 
     def _text_units(self, text: str) -> int:
         return len(self._enc.encode_ordinary(text))  # tiktoken's cheaper equivalent of encode(disallowed_special=())
+
+    def _edge_units(self, text: str) -> int:
+        """``_text_units`` of an edge or join text, memoized by value: edges repeat (a role, a tool name…)."""
+        units = self._edge_units_memo.get(text)
+        if units is None:
+            units = self._edge_units_memo[text] = self._text_units(text)
+        return units
 
     def _measure(self, text: str, images: int, files: int) -> _EdgedParts:
         units = self._text_units(text)
         head, tail = self._split_edges(text)
         if head is text:  # a short text is its own head and tail
             return _EdgedParts(units, images, files, text, text, units, units)
-        return _EdgedParts(units, images, files, head, tail, self._text_units(head), self._text_units(tail))
+        return _EdgedParts(units, images, files, head, tail, self._edge_units(head), self._edge_units(tail))
 
     def _split_edges(self, text: str) -> tuple[str, str]:
         """(first k chunks, last k + 1 chunks) of ``text``, k = the margin; ``(text, text)`` when it has at most 2k
@@ -386,7 +394,7 @@ class TiktokenCounter(_HaystackCounter):
         else:
             head = self._split_edges(right_text)[0]
             head_units = self._text_units(head)
-        extra = self._text_units(before.tail + sep + head) - before.tail_units - head_units
+        extra = self._edge_units(before.tail + sep + head) - before.tail_units - head_units
         self._join_cache[key] = (left, right, extra)
         return extra
 
