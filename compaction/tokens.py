@@ -365,9 +365,9 @@ class TiktokenCounter(_HaystackCounter):
         """The ``n``-th last chunk end of ``text`` as a scan of the whole text finds it (None if it has fewer chunks).
 
         With a known pattern, the scan starts at the last resync point before a window at the end instead (a chunk
-        boundary whatever precedes it), widening the window until it holds ``n`` chunks; the pattern has no look-behind, so the chunks
-        after it are the same. Those patterns match every character, so their chunks follow one another and the
-        chunk lengths alone give the ends."""
+        boundary whatever precedes it), widening the window until it holds ``n`` chunks; the pattern has no
+        look-behind, so the chunks after it are the same. Those patterns match every character, so their chunks
+        follow one another and the chunk lengths alone give the ends."""
         if self._resyncs:
             window = 16
             while window < len(text):
@@ -402,13 +402,13 @@ class TiktokenCounter(_HaystackCounter):
         return units
 
 
-#: Encodings whose pre-tokenizer pattern (o200k, cl100k) has resync points: positions where a chunk ends whatever
-#: text precedes them. (1) Right after an ASCII letter followed by an ASCII character that is neither a letter nor
-#: "'": only the letter-run alternatives can hold a letter, and a letter run goes on only with letters, marks or a
-#: contraction ("'s"…). (2) Right after a newline whose line goes on with spaces/tabs and then printable ASCII (not
-#: "/" right after the newline): every alternative that can hold a newline (a whitespace run ending in newlines, a
-#: punctuation run's trailing newlines and slashes) stops there. These patterns also match every character, so their
-#: chunks follow one another. Other patterns are scanned whole.
+#: Encodings whose pre-tokenizer pattern (o200k, cl100k) has resync points: positions where a chunk ends whatever text
+#: precedes them. (1) Right after an ASCII letter followed by an ASCII character that is neither a letter nor "'": a
+#: letter is only ever in a letter run or a contraction ("'s"…), and neither goes on past a character that is not a
+#: letter, a mark or a contraction's "'". (2) Right after a newline whose line goes on with spaces/tabs and then
+#: printable ASCII (not "/" right after the newline): every alternative that can hold a newline (a whitespace run ending
+#: in newlines, a punctuation run's trailing newlines and slashes) stops there. These patterns also match every
+#: character, so their chunks follow one another. Other patterns are scanned whole.
 _RESYNC_ENCODINGS = frozenset({"o200k_base", "o200k_harmony", "cl100k_base"})
 #: a reverse search (``(?r)``) for the text around a resync point, which is always one character after its start
 _RESYNC_PATTERN = r"(?r)[A-Za-z][\x00-\x26\x28-\x40\x5b-\x60\x7b-\x7f]|\n(?:[ \t]+[!-~]|[!-.0-~])"

@@ -202,9 +202,9 @@ TIKTOKEN_SPECS = ("tiktoken:o200k_base", "tiktoken:cl100k_base")
 #: pieces that meet awkwardly at chunk edges: letter case changes, contractions, marks, digits, whitespace runs,
 #: newlines before spaces and slashes, punctuation, non-ASCII letters and spaces, a lone surrogate, a special token
 AWKWARD_PIECES = ("a", "Ab", "XY", "x'", "'s", "'LL", "'d", "’", "e\u0301", "ß", "Σσ", "1", "234", "5678", " ", "  ",
-                  "\t", "\n", "\n\n", "\r\n", "\n/", "/", "\n  /", "\n\tx", ".", "){", "::", '":"', "—", "日本", "🙂",
-                  "\x0b", "\x1c", "\xa0", "\u2028", "\ud83d", "<|endoftext|>", "x ", " \n", "\n ", "def ", "    return",
-                  "[user] ")
+                  "\t", "\n", "\n\n", "\r\n", "\n/", "/", "\n  /", "\n\tx", ".", "){", "::", '":"', "—", "日本",
+                  "🙂", "\x0b", "\x1c", "\xa0", "\u2028", "\ud83d", "<|endoftext|>", "x ", " \n", "\n ", "def ",
+                  "    return", "[user] ")
 awkward_texts = st.lists(st.sampled_from(AWKWARD_PIECES), max_size=60).map("".join)
 
 
