@@ -93,6 +93,8 @@ def run(log: Path) -> list[Figure]:
         Figure("count approx (tally, each message once)", t_approx.wall, "s", note=f"{approx:,} tokens"),
         Figure(f"count tiktoken:{ENCODING} (tally, each message once)", t_tik.wall, "s", note=f"{exact:,} tokens"),
         Figure("tiktoken encode alone of rendered messages", t_encode.wall, "s", note=f"{encoded:,} tokens"),
+        Figure("tiktoken count above encode alone, CPU", t_tik.cpu - t_encode.cpu, "s",
+               note="rendering, edge chunks, join corrections, caches"),
         Figure("(load + both counts) / encode alone, wall", total / t_encode.wall, "x", f"<= {RATIO_TARGET}",
                RATIO_TARGET),
         Figure("(load + both counts) / encode alone, CPU", total_cpu / t_encode.cpu, "x", f"<= {RATIO_TARGET}",

@@ -37,6 +37,10 @@ COUNTER_SPECS = ("approx", "approx:CHARS_PER_TOKEN", "tiktoken:ENCODING", "maf-d
 
 
 # --------------------------------------------------------------------------------------------- Haystack rendering
+#: ``json.dumps(arguments, default=str, sort_keys=True)`` with one encoder built once (dumps builds one per call)
+_arguments_json = json.JSONEncoder(default=str, sort_keys=True).encode
+
+
 def render_haystack(message: Message, include_ids: bool = False, describe=placeholder) -> str:
     """One message as Haystack's counters (and, with ids, its summarizer) render it. Reasoning is never rendered."""
     role = message.role
@@ -52,7 +56,7 @@ def render_haystack(message: Message, include_ids: bool = False, describe=placeh
     if message.texts:
         lines.append(f"[{role}] " + "\n".join(message.texts))
     for call in message.tool_calls:
-        args = json.dumps(call.arguments, default=str, sort_keys=True)
+        args = _arguments_json(call.arguments)
         ident = f" id={call.id}" if include_ids and call.id else ""
         lines.append(f"[{role} -> tool_call{ident}] {call.name}({args})")
     for part in (*message.images, *message.files):
@@ -146,13 +150,24 @@ class _IdCache:
 
 
 # ------------------------------------------------------------------------------------------- Haystack counters
-@dataclass
+@dataclass(slots=True)
 class _JoinedParts:
     """Per-message contribution to a joined-text count."""
 
     units: int  # characters (approx) or tokens (tiktoken) of the rendered message
     images: int
     files: int
+
+
+@dataclass(slots=True)
+class _EdgedParts(_JoinedParts):
+    """Tiktoken's parts: also the texts at the rendered message's two edges and their token counts, all a join's
+    correction needs from the message."""
+
+    head: str
+    tail: str
+    head_units: int
+    tail_units: int
 
 
 class _HaystackCounter(Counter):
@@ -181,11 +196,16 @@ class _HaystackCounter(Counter):
     def _finish(self, units: int) -> int: ...
 
     def parts(self, message: Message) -> _JoinedParts:
-        def compute(m: Message) -> _JoinedParts:
-            images, files = non_text_units(m)
-            return _JoinedParts(self._text_units(render_haystack(m)), images, files)
+        """The message's contribution (cached): its rendering measured once."""
+        return self._parts.get(message, self._compute_parts)
 
-        return self._parts.get(message, compute)
+    def _compute_parts(self, message: Message) -> _JoinedParts:
+        images, files = non_text_units(message)
+        return self._measure(render_haystack(message), images, files)
+
+    def _measure(self, text: str, images: int, files: int) -> _JoinedParts:
+        """The parts of a message rendered as ``text``."""
+        return _JoinedParts(self._text_units(text), images, files)
 
     def _tools_text(self, tools: Sequence[ToolSchema]) -> str:
         schemas = tuple(tools)
@@ -322,52 +342,74 @@ class TiktokenCounter(_HaystackCounter):
 
         self._pattern = regex.compile(self._enc._pat_str)
         self._resyncs = encoding in _RESYNC_ENCODINGS
-        self._edges = _IdCache()  # message -> (head, tail) texts around its edges
+        self._find_resync = regex.compile(_RESYNC_PATTERN).search
         self._join_cache: dict[tuple[int, int, str], tuple[Message | None, Message | None, int]] = {}
+        self._edge_units_memo: dict[str, int] = {}
 
     def _text_units(self, text: str) -> int:
-        return len(self._enc.encode(text, disallowed_special=()))
+        return len(self._enc.encode_ordinary(text))  # tiktoken's cheaper equivalent of encode(disallowed_special=())
 
-    def _edge_texts(self, message: Message) -> tuple[str, str]:
-        """(first chunks, last chunks) of the rendered message, cut at pre-tokenizer chunk boundaries."""
+    def _edge_units(self, text: str) -> int:
+        """``_text_units`` of an edge or join text, memoized by value: edges repeat (a role, a tool name…)."""
+        units = self._edge_units_memo.get(text)
+        if units is None:
+            units = self._edge_units_memo[text] = self._text_units(text)
+        return units
 
-        def compute(m: Message) -> tuple[str, str]:
-            return self._split_edges(render_haystack(m))
-
-        return self._edges.get(message, compute)
+    def _measure(self, text: str, images: int, files: int) -> _EdgedParts:
+        units = self._text_units(text)
+        head, tail = self._split_edges(text)
+        if head is text:  # a short text is its own head and tail
+            return _EdgedParts(units, images, files, text, text, units, units)
+        return _EdgedParts(units, images, files, head, tail, self._edge_units(head), self._edge_units(tail))
 
     def _split_edges(self, text: str) -> tuple[str, str]:
+        """(first k chunks, last k + 1 chunks) of ``text``, k = the margin; ``(text, text)`` when it has at most 2k
+        chunks. Chunk ends only grow, so it has more than 2k chunks exactly when the (k + 2)-th last chunk end is not
+        before the k-th chunk end."""
         k = self._MARGIN_CHUNKS
-        # only the first 2k+1 chunk ends are needed to know the head and whether the text is short
-        head_ends = [match.end() for match in islice(self._pattern.finditer(text), 2 * k + 1)]
-        if len(head_ends) <= 2 * k:
+        tail_start = self._nth_last_chunk_end(text, k + 2)
+        if tail_start is None:
             return text, text
-        return text[: head_ends[k - 1]], text[self._nth_last_chunk_end(text, k + 2) :]
+        head_end = next(islice(self._pattern.finditer(text), k - 1, None)).end()
+        if tail_start < head_end:
+            return text, text
+        return text[:head_end], text[tail_start:]
 
-    def _nth_last_chunk_end(self, text: str, n: int) -> int:
-        """The ``n``-th last chunk end of ``text`` as a scan of the whole text finds it. With a known pattern, the
-        scan starts at a resync point near the end instead (a chunk boundary whatever precedes it), widening the
-        window until it holds ``n`` chunks; the pattern has no look-behind, so the chunks after it are the same."""
+    def _nth_last_chunk_end(self, text: str, n: int) -> int | None:
+        """The ``n``-th last chunk end of ``text`` as a scan of the whole text finds it (None if it has fewer chunks).
+
+        With a known pattern, the scan starts at the last resync point before a window at the end instead (a chunk
+        boundary whatever precedes it), widening the window until it holds ``n`` chunks; the pattern has no
+        look-behind, so the chunks after it are the same. Those patterns match every character, so their chunks
+        follow one another and the chunk lengths alone give the ends."""
         if self._resyncs:
-            window = 64
+            window = 16
             while window < len(text):
-                start = _resync_point(text, len(text) - window)
-                if start is None:
+                found = self._find_resync(text, 0, len(text) - window + 1)
+                if found is None:
                     break
-                ends = [match.end() for match in self._pattern.finditer(text, start)]
-                if len(ends) >= n:
-                    return ends[-n]
-                window *= 4
-        return [match.end() for match in self._pattern.finditer(text)][-n]
+                start = found.start() + 1
+                chunks = self._pattern.findall(text, start)
+                if len(chunks) >= n:
+                    return len(text) - sum(map(len, chunks[len(chunks) - n + 1 :]))
+                window *= 2
+        ends = [match.end() for match in self._pattern.finditer(text)]
+        return ends[-n] if len(ends) >= n else None
 
     def _join_units(self, left, sep, right_text, right) -> int:
         key = (id(left), id(right) if right is not None else hash(right_text), sep)
         hit = self._join_cache.get(key)
         if hit is not None and hit[0] is left and hit[1] is right:
             return hit[2]
-        tail = self._edge_texts(left)[1]
-        head = self._edge_texts(right)[0] if right is not None else self._split_edges(right_text)[0]
-        extra = self._text_units(tail + sep + head) - self._text_units(tail) - self._text_units(head)
+        before = self.parts(left)
+        if right is not None:
+            after = self.parts(right)
+            head, head_units = after.head, after.head_units
+        else:
+            head = self._split_edges(right_text)[0]
+            head_units = self._text_units(head)
+        extra = self._edge_units(before.tail + sep + head) - before.tail_units - head_units
         self._join_cache[key] = (left, right, extra)
         return extra
 
@@ -375,34 +417,16 @@ class TiktokenCounter(_HaystackCounter):
         return units
 
 
-#: Encodings whose pre-tokenizer pattern (o200k, cl100k) has resync points: positions where a chunk ends whatever
-#: text precedes them. (1) Right after an ASCII letter followed by a space: only the letter-run alternatives can hold
-#: a letter, and none of them goes on into a space. (2) Right after a newline whose line goes on with spaces/tabs
-#: and then printable ASCII (not "/" right after the newline): every alternative that can hold a newline (a
-#: whitespace run ending in newlines, a punctuation run's trailing newlines and slashes) stops there. Other patterns
-#: are scanned whole.
+#: Encodings whose pre-tokenizer pattern (o200k, cl100k) has resync points: positions where a chunk ends whatever text
+#: precedes them. (1) Right after an ASCII letter followed by an ASCII character that is neither a letter nor "'": a
+#: letter is only ever in a letter run or a contraction ("'s"…), and neither goes on past a character that is not a
+#: letter, a mark or a contraction's "'". (2) Right after a newline whose line goes on with spaces/tabs and then
+#: printable ASCII (not "/" right after the newline): every alternative that can hold a newline (a whitespace run ending
+#: in newlines, a punctuation run's trailing newlines and slashes) stops there. These patterns also match every
+#: character, so their chunks follow one another. Other patterns are scanned whole.
 _RESYNC_ENCODINGS = frozenset({"o200k_base", "o200k_harmony", "cl100k_base"})
-_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-
-
-def _resync_point(text: str, limit: int) -> int | None:
-    """A resync point ``<= limit`` of ``text`` (see :data:`_RESYNC_ENCODINGS`), the closest one found, or None."""
-    space = text.rfind(" ", 1, limit + 1)
-    for _ in range(64):  # a letter before a space is common in prose, code and JSON: look at a few spaces only
-        if space < 1:
-            break
-        if text[space - 1] in _ASCII_LETTERS:
-            return space
-        space = text.rfind(" ", 1, space)
-    newline = text.rfind("\n", 0, limit)
-    while newline >= 0:
-        start = first = newline + 1
-        while first < len(text) and text[first] in " \t":
-            first += 1
-        if first < len(text) and "!" <= text[first] <= "~" and not (first == start and text[first] == "/"):
-            return start
-        newline = text.rfind("\n", 0, newline)
-    return None
+#: a reverse search (``(?r)``) for the text around a resync point, which is always one character after its start
+_RESYNC_PATTERN = r"(?r)[A-Za-z][\x00-\x26\x28-\x40\x5b-\x60\x7b-\x7f]|\n(?:[ \t]+[!-~]|[!-.0-~])"
 
 
 # ------------------------------------------------------------------------------------ Agent Framework counters

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from compaction.formats import LoadError, parse_document
+from compaction.formats.base import _blank
 
 LINE = json.dumps({"role": "user", "content": "hi"}).encode()
 
@@ -54,3 +57,9 @@ def test_an_integer_past_the_digit_limit_is_a_load_error_or_a_bad_line():
         parse_document(b'{"a": ' + b"9" * 5000 + b"}", "huge.json")
     doc = parse_document(b'{"a": 1}\n{"b": ' + b"9" * 5000 + b'}\n{"c": 2}\n', "huge.jsonl")
     assert [n for n, _ in doc.records] == [1, 3] and doc.bad_lines[0].line == 2
+
+
+@given(data=st.lists(st.sampled_from([b" ", b"\t", b"\n", b"\r", b"\x0b", b"\x0c", b"\x1c", b"\x85", b"\xa0", b"\x00",
+                                      b"{", b"a"]), max_size=12).map(b"".join), start=st.integers(0, 14))
+def test_blank_is_strip_without_the_copy(data: bytes, start: int):
+    assert _blank(data, start) == (not data[start:].strip())

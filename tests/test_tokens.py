@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from conftest import REAL_LOGS, sample_paths
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import compaction
 from compaction import tiktoken_offline, tokens
@@ -193,6 +195,85 @@ def test_tiktoken_join_corrections_hold_on_awkward_boundaries(spec: str):
                 call = ToolCall("id", text().strip() or "t", {"k": text()})
                 messages += [assistant(None, [call]), tool(call, text())]
         assert ours.count(messages) == theirs.count(to_haystack_messages(messages)), [m.preview() for m in messages]
+
+
+# ------------------------------------------------------------------------------------------------- tiktoken fast paths
+TIKTOKEN_SPECS = ("tiktoken:o200k_base", "tiktoken:cl100k_base")
+#: pieces that meet awkwardly at chunk edges: letter case changes, contractions, marks, digits, whitespace runs,
+#: newlines before spaces and slashes, punctuation, non-ASCII letters and spaces, a lone surrogate, a special token
+AWKWARD_PIECES = ("a", "Ab", "XY", "x'", "'s", "'LL", "'d", "’", "e\u0301", "ß", "Σσ", "1", "234", "5678", " ", "  ",
+                  "\t", "\n", "\n\n", "\r\n", "\n/", "/", "\n  /", "\n\tx", ".", "){", "::", '":"', "—", "日本",
+                  "🙂", "\x0b", "\x1c", "\xa0", "\u2028", "\ud83d", "<|endoftext|>", "x ", " \n", "\n ", "def ",
+                  "    return", "[user] ")
+awkward_texts = st.lists(st.sampled_from(AWKWARD_PIECES), max_size=60).map("".join)
+
+
+def tiktoken_counter(spec: str) -> tokens.TiktokenCounter:
+    haystack_counter(spec)  # skip when the encoding cannot be loaded
+    return make_counter(spec)
+
+
+def chunk_ends(counter: tokens.TiktokenCounter, text: str, start: int = 0) -> list[int]:
+    """Chunk ends of a plain scan of ``text`` from ``start``."""
+    return [match.end() for match in counter._pattern.finditer(text, start)]
+
+
+def straightforward_edges(counter: tokens.TiktokenCounter, text: str) -> tuple[str, str]:
+    """``_split_edges`` from a scan of the whole text: the first k chunks and the last k + 1, or the whole text."""
+    k = counter._MARGIN_CHUNKS
+    ends = chunk_ends(counter, text)
+    if len(ends) <= 2 * k:
+        return text, text
+    return text[: ends[k - 1]], text[ends[-(k + 2)] :]
+
+
+@pytest.mark.parametrize("spec", TIKTOKEN_SPECS)
+@settings(max_examples=200, deadline=None)
+@given(text=awkward_texts, prefix=awkward_texts)
+def test_resync_points_are_chunk_ends_whatever_precedes_them(spec: str, text: str, prefix: str):
+    """Every resync point the search finds is a chunk end of the whole-text scan, a scan from it finds the same chunks
+    after it, and the character before it ends a chunk after any other prefix too."""
+    counter = tiktoken_counter(spec)
+    ends = chunk_ends(counter, text)
+    points = {found.start() + 1 for limit in range(len(text))
+              if (found := counter._find_resync(text, 0, limit + 1)) is not None}
+    for point in points:
+        after = [end for end in ends if end > point]
+        assert point in ends, (text, point)
+        assert chunk_ends(counter, text, point) == after, (text, point)
+        shift = len(prefix) + 1 - point
+        other = chunk_ends(counter, prefix + text[point - 1 :])
+        assert point + shift in other, (prefix, text, point)
+        assert [end for end in other if end > point + shift] == [end + shift for end in after], (prefix, text, point)
+
+
+@pytest.mark.parametrize("spec", TIKTOKEN_SPECS)
+@settings(max_examples=300, deadline=None)
+@given(text=awkward_texts)
+def test_split_edges_equals_the_whole_text_scan_on_generated_texts(spec: str, text: str):
+    counter = tiktoken_counter(spec)
+    assert counter._split_edges(text) == straightforward_edges(counter, text)
+
+
+@pytest.mark.parametrize("spec", TIKTOKEN_SPECS)
+@pytest.mark.parametrize("log", LOGS, ids=LOG_IDS)
+def test_split_edges_equals_the_whole_text_scan_on_logs(log: Path, spec: str):
+    counter = tiktoken_counter(spec)
+    for message in compaction.load(log).messages:
+        text = render_haystack(message)
+        assert counter._split_edges(text) == straightforward_edges(counter, text), message.preview()
+
+
+@pytest.mark.parametrize("spec", TIKTOKEN_SPECS)
+@settings(max_examples=150, deadline=None)
+@given(bodies=st.lists(awkward_texts, min_size=1, max_size=5))
+def test_joined_count_equals_tiktoken_on_the_joined_text(spec: str, bodies: list[str]):
+    """The per-message counts plus join corrections equal tiktoken's count of the "\\n"-joined rendering (Haystack's
+    own count), whatever the texts at the joins."""
+    counter = tiktoken_counter(spec)
+    messages = [(user if i % 2 else assistant)(body) for i, body in enumerate(bodies)]
+    joined = "\n".join(render_haystack(m) for m in messages)
+    assert counter.count(messages) == len(counter._enc.encode(joined, disallowed_special=()))
 
 
 # ------------------------------------------------------------------------------------------------- every counter

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,7 +92,7 @@ def parse_document(data: bytes, path: str | None = None) -> Document:
     """
     if data[:4] == b"PK\x03\x04":
         return Document(path, "zip", raw=data)
-    if not data.strip():
+    if _blank(data):
         raise LoadError(path, "the file is empty; expected a JSON or JSONL agent log")
     if b"\x00" in data[:4096]:
         raise LoadError(path, "this looks like a binary file; expected a JSON or JSONL agent log (UTF-8 text)")
@@ -114,10 +115,19 @@ def parse_document(data: bytes, path: str | None = None) -> Document:
         raise LoadError(path, f"not a usable JSON document ({exc})") from None
 
 
+#: a byte that ``bytes.strip()`` keeps (not ASCII whitespace)
+_NOT_BLANK = re.compile(rb"[^ \t\n\r\x0b\x0c]")
+
+
+def _blank(data: bytes, start: int = 0) -> bool:
+    """``not data[start:].strip()``, without copying the bytes (the search stops at the first visible byte)."""
+    return _NOT_BLANK.search(data, start) is None
+
+
 def _starts_like_jsonl(body: bytes) -> bool:
     """The first line is a whole JSON object and more lines follow: JSONL (cheap: only the first line is parsed)."""
     end = body.find(b"\n")
-    if end < 0 or not body[end + 1 :].strip():
+    if end < 0 or _blank(body, end + 1):
         return False
     first = body[:end].strip()
     if not first.startswith(b"{"):
