@@ -38,11 +38,11 @@ _WATCH = """
   window.__keyAt = 0;
   document.addEventListener("keydown", () => { window.__keyAt = performance.now(); }, true);
   new MutationObserver((mutations) => {
-    const chart = document.querySelector("%s");
+    const chart = document.querySelector("CHART");
     if (chart && mutations.some((m) => chart.contains(m.target))) window.__chartChangedAt = performance.now();
   }).observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
 }
-""" % CHART
+""".replace("CHART", CHART)
 
 
 def _settle(page) -> None:

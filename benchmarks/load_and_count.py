@@ -1,11 +1,10 @@
-"""Load + count a ~20 MB log, against the time tiktoken alone takes to encode its rendered text; and the load's
-peak memory.
+"""Load + count a ~20 MB log, against the time tiktoken alone takes to encode its rendered text (the load's peak
+memory is in ``memory.py``).
 
 Counting is what a replay does: every message counted once, appended to a running tally (Haystack's joined-text
 count), with the ``approx`` counter and with ``tiktoken:o200k_base``. The reference is ``encode`` of
 ``render_haystack(message)`` for every message (rendering done beforehand, not timed).
-Targets: (load + approx + tiktoken count) ≤ 1.5 × encode alone; peak RSS of a process that loads the log
-< 300 MB + 5 × the log's size.
+Target: (load + approx + tiktoken count) ≤ 1.5 × encode alone.
 
     python benchmarks/load_and_count.py [--log PATH] [--dir DIR]
 """
@@ -13,9 +12,6 @@ Targets: (load + approx + tiktoken count) ≤ 1.5 × encode alone; peak RSS of a
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 from figures import Figure, best_of, print_figures, timed
@@ -26,7 +22,6 @@ from compaction.tokens import render_haystack
 
 ENCODING = "o200k_base"
 RATIO_TARGET = 1.5
-RSS_BASE_MB, RSS_PER_LOG_BYTE = 300.0, 5.0
 
 
 def count_once(conv: compaction.Conversation, spec: str) -> int:
@@ -35,34 +30,6 @@ def count_once(conv: compaction.Conversation, spec: str) -> int:
     for message in conv.messages:
         tally.append(message)
     return tally.value()
-
-
-#: the child process: imports only what loading needs, so its peak RSS is the load's
-_RSS_CHILD = """
-import json, resource, sys
-import compaction
-def peak():
-    # Linux: VmHWM is this program's own high-water mark (ru_maxrss keeps the forking parent's across exec)
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024 / 1e6
-    except OSError:
-        pass
-    kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return kib / 1e6 if sys.platform == "darwin" else kib * 1024 / 1e6
-after_import = peak()
-conv = compaction.load(sys.argv[1])
-print(json.dumps({"after_import_mb": after_import, "peak_mb": peak(), "messages": len(conv.messages)}))
-"""
-
-
-def measure_rss(log: Path) -> dict[str, float]:
-    """Peak RSS of a fresh process that imports compaction and loads ``log`` (and its peak right after import)."""
-    out = subprocess.run([sys.executable, "-c", _RSS_CHILD, str(log.resolve())], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parents[1])
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def run(log: Path) -> list[Figure]:
@@ -84,8 +51,6 @@ def run(log: Path) -> list[Figure]:
 
     total = t_load.wall + t_approx.wall + t_tik.wall
     total_cpu = t_load.cpu + t_approx.cpu + t_tik.cpu
-    rss = measure_rss(log)
-    rss_limit = RSS_BASE_MB + RSS_PER_LOG_BYTE * size_mb
     calls = len(conv.llm_call_indices)
     where = f"{log.name}, {size_mb:.1f} MB, {len(conv.messages):,} msgs, {calls:,} calls"
     return [
@@ -99,8 +64,6 @@ def run(log: Path) -> list[Figure]:
                RATIO_TARGET),
         Figure("(load + both counts) / encode alone, CPU", total_cpu / t_encode.cpu, "x", f"<= {RATIO_TARGET}",
                RATIO_TARGET, note="CPU time: steadier on a busy machine"),
-        Figure("peak RSS of a process loading the log", rss["peak_mb"], "MB", f"< {rss_limit:.0f}", rss_limit,
-               note=f"{rss['after_import_mb']:.0f} MB after imports; target 300 MB + 5 x log size"),
     ]
 
 

@@ -1,6 +1,6 @@
-"""Run every benchmark (except the ~200 MB log) and print a summary table of figure vs target.
+"""Run every benchmark and print a summary table of figure vs target.
 
-    python benchmarks/run_all.py [--dir DIR] [--skip NAME ...]
+    python benchmarks/run_all.py [--dir DIR] [--skip NAME ...] [--large]
 
 Inputs are generated on first use into the cache folder (see ``make_logs.py``). Each benchmark prints its own
 figures as it finishes; the summary at the end repeats the figures that have a target, plus the replay-scaling
@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from figures import Figure, print_figures, timed
 
-BENCHMARKS = ("load_and_count", "sweep_and_fleet", "replay_scaling", "app_latency")
+BENCHMARKS = ("load_and_count", "memory", "sweep_and_fleet", "replay_scaling", "app_latency", "browser_latency")
 
 
 def _runner(name: str, data_dir: str | None) -> Callable[[], list[Figure]]:
@@ -33,6 +33,14 @@ def _runner(name: str, data_dir: str | None) -> Callable[[], list[Figure]]:
         import replay_scaling
 
         return lambda: replay_scaling.run(data_dir)
+    if name == "memory":
+        import memory
+
+        return lambda: memory.run(data_dir)
+    if name == "browser_latency":
+        import browser_latency
+
+        return lambda: browser_latency.run(calls_log(1000, data_dir))
     import app_latency
 
     return lambda: app_latency.run(calls_log(1000, data_dir))
@@ -42,12 +50,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", help="benchmark data folder (default benchmarks/.data)")
     parser.add_argument("--skip", action="append", default=[], choices=BENCHMARKS, help="leave a benchmark out")
+    parser.add_argument("--large", action="store_true", help="also build the ~200 MB log (the memory benchmark loads "
+                        "it whenever it exists)")
     args = parser.parse_args(argv)
 
     from make_logs import make_all
 
     with timed() as t:
-        make_all(args.dir)
+        make_all(args.dir, large=args.large)
     print(f"inputs ready in {t.wall:.1f} s")
     summary: list[Figure] = []
     failed: list[str] = []
