@@ -23,8 +23,10 @@ from .strategies import RunContext, StrategyInfo, get_strategy
 from .timeline import Change, Snapshot, Timeline, materialize
 from .tokens import Counter, make_counter
 
-#: rebuilt snapshots a replay keeps at hand (a UI moving step by step revisits the same few)
+#: rebuilt snapshots, and fate maps, a replay keeps at hand (a UI moving step by step revisits the same few; a walk
+#: over the whole replay follows its changes instead)
 _MATERIALIZED_CACHE = 4
+_FATES_CACHE = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +180,8 @@ class Replay:
         if fates is None:
             snap = self._snapshots[step.snapshot]
             fates = fates_of(self.snapshot_entries(step.snapshot), snap.next_original, self.skipped)
+            while len(self._fates_cache) >= _FATES_CACHE:
+                self._fates_cache.pop(next(iter(self._fates_cache)))
             self._fates_cache[step.snapshot] = fates
         return fates
 
