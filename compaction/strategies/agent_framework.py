@@ -322,7 +322,7 @@ class ToolResultCompaction(DotnetStrategy):
     def compact_core(self, index: MessageIndex) -> tuple[bool, str]:
         non_system = [g for g in index.included() if g.kind != "System"]
         keep = self.minimum_preserved_groups
-        protected = set(map(id, non_system[len(non_system) - keep :])) if keep else set()
+        protected = set(map(id, non_system[max(0, len(non_system) - keep) :])) if keep else set()
         eligible = [g for g in non_system if g.kind == "ToolCall" and id(g) not in protected]
         if not eligible:
             return False, "declined: no tool-call group outside the preserved ones"
