@@ -172,6 +172,18 @@ def test_minimum_preserved_groups_is_a_hard_floor_even_when_the_target_is_unmet(
                             "ToolCall"]
 
 
+def test_fewer_included_groups_than_the_minimum_are_all_protected():
+    """.NET protects from ``max(0, count - minimumPreservedGroups)`` on: with fewer included non-system groups than
+    the minimum, every one of them is protected, however many fewer there are."""
+    groups = []
+    for n in range(4):
+        groups += [user(f"Q{n}"), assistant(None, [call(f"c{n}", "fn")]), plain_tool("r" * 200)]
+    for keep in range(8, 17):  # 8 non-system groups
+        index, (triggered, changed, note) = collapse(groups, minimum_preserved_groups=keep, target=lambda _: False)
+        assert triggered and not changed and note.startswith("declined")
+        assert not any(g.excluded for g in index.groups)
+
+
 def test_negative_minimum_is_clamped_to_zero():
     strategy = ToolResultCompaction(ALWAYS, -3)
     assert strategy.minimum_preserved_groups == 0

@@ -9,8 +9,9 @@ trigger) and is skipped while at most one non-system group is included.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import Any
 
 from ..conversation import Message
@@ -37,6 +38,12 @@ def _reasoning_only(message: Message) -> bool:
     )
 
 
+def _from(items: list, start: int) -> Iterator:
+    """``items[start:]`` (as long as it was when asked), one by one, without copying or stepping over the first
+    ``start``."""
+    return map(items.__getitem__, range(start, len(items)))
+
+
 @dataclass(eq=False)
 class Group:
     """A ``CompactionMessageGroup``."""
@@ -53,6 +60,10 @@ class Group:
     open: bool = field(default=False, repr=False)
     #: the ``AppendFromMessages`` batch that formed it (groups never grow across batches)
     batch: int = field(default=0, repr=False)
+    #: lower bounds of where the group is in its index's ``groups`` and where its first stored entry is in the
+    #: index's stored entries (a position only grows: groups are inserted anywhere but removed only at the end)
+    at: int = field(default=0, repr=False)
+    stored_at: int = field(default=0, repr=False)
 
     @property
     def live_entries(self) -> list[Entry]:
@@ -64,9 +75,25 @@ class Group:
     def messages(self) -> list[Message]:
         return [e.message for e in self.live_entries]
 
+    @property
+    def stored(self) -> list[Entry]:
+        """The group's entries as stored now: flagged excluded (with the group's reason) while it is excluded."""
+        if not self.excluded:
+            return self.entries
+        if self.excluded_entries is None or len(self.excluded_entries) != len(self.entries):
+            reason = self.reason or "excluded"
+            self.excluded_entries = [e if e.excluded else e.excluded_as(reason) for e in self.entries]
+        return self.excluded_entries
+
 
 class MessageIndex:
-    """``CompactionMessageIndex`` with running totals of its included part (the metrics triggers read)."""
+    """``CompactionMessageIndex`` with running totals of its included part (the metrics triggers read).
+
+    Besides its groups, the index keeps what strategies look for without scanning the whole history: the stored
+    entries as one list (kept in step with every change), every ToolCall group and every turn's User group in order
+    (both only ever appended), and cursors before which nothing a strategy could still act on is included: the
+    first included non-system group, the first included ToolCall group, the first turn with an included group.
+    """
 
     def __init__(self, counter: Counter) -> None:
         self.counter = counter
@@ -78,12 +105,19 @@ class MessageIndex:
         self.included_non_system_groups = 0
         self._tool_groups = 0
         self._turn_counts: dict[int, int] = {}
+        self._included_turns = 0
         self._batch = 0
+        self._stored: list[Entry] = []
+        self._tool_calls: list[Group] = []
+        self._users: list[Group] = []  # the User group of turn t is _users[t - 1]
+        self._front = 0  # every group before this position is excluded or System
+        self._first_tool = 0  # every ToolCall group before this one (in _tool_calls) is excluded
+        self._first_turn = 1  # no group of a user turn before this one is included
 
     # ---------------------------------------------------------------------------------------------- metrics
     @property
     def included_turns(self) -> int:
-        return sum(1 for count in self._turn_counts.values() if count > 0)
+        return self._included_turns
 
     @property
     def has_tool_calls(self) -> bool:
@@ -97,31 +131,77 @@ class MessageIndex:
             self.included_non_system_groups += sign
         if group.kind == "ToolCall":
             self._tool_groups += sign
-        if group.turn is not None and group.turn > 0:
-            self._turn_counts[group.turn] = self._turn_counts.get(group.turn, 0) + sign
+        turn = group.turn
+        if turn is not None and turn > 0:
+            count = self._turn_counts.get(turn, 0) + sign
+            self._turn_counts[turn] = count
+            if count == (1 if sign > 0 else 0):
+                self._included_turns += sign
+            if sign > 0 and turn < self._first_turn:
+                self._first_turn = turn
 
     def _measure(self, group: Group) -> int:
         return self.counter.count(group.messages)
 
+    # ---------------------------------------------------------------------------------------------- positions
+    def _position(self, group: Group) -> int:
+        """Where ``group`` is in ``groups`` (searched from its lower bound on)."""
+        group.at = self.groups.index(group, group.at)
+        return group.at
+
+    def _stored_position(self, group: Group) -> int:
+        """Where ``group``'s first stored entry is in the stored entries (searched from its lower bound on)."""
+        group.stored_at = self._stored.index(group.stored[0], group.stored_at)
+        return group.stored_at
+
     # ---------------------------------------------------------------------------------------------- building
-    def _add_group(self, group: Group, position: int | None = None) -> Group:
+    def _add_group(self, group: Group) -> Group:
+        """Append ``group`` after every other group."""
         group.tokens = self._measure(group)
         group.batch = self._batch
-        if position is None:
-            self.groups.append(group)
-        else:
-            self.groups.insert(position, group)
+        group.at, group.stored_at = len(self.groups), len(self._stored)
+        self.groups.append(group)
+        self._stored.extend(group.stored)
+        if group.kind == "ToolCall":
+            self._tool_calls.append(group)
+        elif group.kind == "User":
+            self._users.append(group)
         if not group.excluded:
             self._account(group, +1)
         return group
 
+    def _insert_group(self, group: Group, position: int) -> None:
+        """Put a Summary group at ``position`` of ``groups``: ToolCall and User groups only ever come at the end, and
+        an inserted group has no turn or that of the group right before it (so a turn starts at its User group)."""
+        group.tokens = self._measure(group)
+        group.batch = self._batch
+        stored_at = self._stored_position(self.groups[position]) if position < len(self.groups) else len(self._stored)
+        group.at, group.stored_at = position, stored_at
+        self.groups.insert(position, group)
+        self._stored[stored_at:stored_at] = group.stored
+        self._front = min(self._front, position)
+        if not group.excluded:
+            self._account(group, +1)
+
+    def _pop_last(self) -> Group:
+        """Take the last group off (its messages are regrouped right away)."""
+        group = self.groups.pop()
+        del self._stored[len(self._stored) - len(group.stored):]
+        self._front = min(self._front, len(self.groups))
+        if not group.excluded:
+            self._account(group, -1)
+        return group
+
     def _extend(self, group: Group, entry: Entry) -> None:
+        """Add ``entry`` to the last group."""
+        stored = len(group.stored)
         if not group.excluded:
             self._account(group, -1)
         group.entries.append(entry)
         group.tokens = self._measure(group)
         if not group.excluded:
             self._account(group, +1)
+        self._stored[len(self._stored) - stored:] = group.stored
 
     def end_batch(self) -> None:
         """Everything appended so far has been indexed by one ``Update`` (a model call is about to be made).
@@ -145,9 +225,7 @@ class MessageIndex:
             pending: list[Entry] = []
             # reasoning-only assistants right before a tool-call assistant belong to its group
             while self.groups and self._joins_tool_call(self.groups[-1]):
-                g = self.groups.pop()
-                self._account(g, -1)
-                pending = g.entries + pending
+                pending = self._pop_last().entries + pending
             self._add_group(Group("ToolCall", [*pending, entry], self._turn, open=True))
         elif m.role == "assistant" and m.meta.get(SUMMARY_FLAG) is True:  # .NET: bool true or JSON true only
             self._add_group(Group("Summary", [entry], self._turn))
@@ -165,13 +243,22 @@ class MessageIndex:
             and all(_reasoning_only(e.message) for e in group.entries)
         )
 
+    # ---------------------------------------------------------------------------------------------- changes
+    def _restack(self, group: Group, start: int) -> None:
+        """Put ``group``'s stored entries back at ``start`` of the stored entries, where its as many previous ones
+        were (found before the change)."""
+        stored = group.stored
+        self._stored[start:start + len(stored)] = stored
+
     def exclude(self, group: Group, reason: str) -> None:
         if group.excluded:
             return
+        start = self._stored_position(group)
         self._account(group, -1)
         group.excluded = True
         group.reason = reason
         group.excluded_entries = [e if e.excluded else e.excluded_as(reason) for e in group.entries]
+        self._restack(group, start)
 
     def replace_entry(self, group: Group, old: Entry, new: Entry) -> None:
         """Put ``new`` in place of ``old`` in ``group`` (content replaced in place), re-measuring the group."""
@@ -184,41 +271,96 @@ class MessageIndex:
                               for e in group.entries])
 
     def _regroup(self, group: Group, entries: list[Entry]) -> None:
+        """Give ``group`` new entries, one for one."""
+        start = self._stored_position(group)
         if not group.excluded:
             self._account(group, -1)
         group.entries = entries
         group.tokens = self._measure(group)
         if not group.excluded:
             self._account(group, +1)
+        self._restack(group, start)
 
     def insert_after(self, group: Group, new: Group) -> None:
-        self._add_group(new, self.groups.index(group) + 1)
+        self._insert_group(new, self._position(group) + 1)
 
     def insert_before(self, group: Group, new: Group) -> None:
-        self._add_group(new, self.groups.index(group))
+        self._insert_group(new, self._position(group))
 
     def restore(self, group: Group) -> None:
         """Undo an exclusion (what a failed summarization does to the groups it had excluded)."""
         if not group.excluded:
             return
+        start = self._stored_position(group)
         group.excluded = False
         group.reason = None
         group.excluded_entries = None
         self._account(group, +1)
+        self._restack(group, start)
+        self._front = min(self._front, self._position(group))
+        if group.kind == "ToolCall":
+            self._first_tool = min(self._first_tool, self._tool_calls.index(group))
 
     # ---------------------------------------------------------------------------------------------- views
     def included(self) -> list[Group]:
         return [g for g in self.groups if not g.excluded]
 
     def entries(self) -> list[Entry]:
-        out: list[Entry] = []
-        for g in self.groups:
-            if g.excluded:
-                if g.excluded_entries is None or len(g.excluded_entries) != len(g.entries):
-                    g.excluded_entries = [e if e.excluded else e.excluded_as(g.reason or "excluded") for e in g.entries]
-                out.extend(g.excluded_entries)
-            else:
-                out.extend(g.entries)
+        """The stored entries, in order: the index's own list, kept in step with every change (read it, do not
+        change it or keep it across changes)."""
+        return self._stored
+
+    def oldest_included(self) -> Iterator[Group]:
+        """The included non-system groups, oldest first. The caller may exclude them as they come, but must not
+        insert groups before it is done."""
+        groups = self.groups
+        front = self._front
+        while front < len(groups) and (groups[front].excluded or groups[front].kind == "System"):
+            front += 1
+        self._front = front
+        return (g for g in _from(groups, front) if not g.excluded and g.kind != "System")
+
+    def newest_included(self, count: int) -> list[Group]:
+        """The newest ``count`` included non-system groups (fewer when fewer are included), newest first."""
+        wanted = min(count, self.included_non_system_groups)
+        found: list[Group] = []
+        groups = self.groups
+        position = len(groups)
+        while len(found) < wanted:
+            position -= 1
+            g = groups[position]
+            if not g.excluded and g.kind != "System":
+                found.append(g)
+        return found
+
+    def included_tool_calls(self) -> Iterator[Group]:
+        """The included ToolCall groups, oldest first (they may be excluded, and groups inserted, as they come)."""
+        tools = self._tool_calls
+        first = self._first_tool
+        while first < len(tools) and tools[first].excluded:
+            first += 1
+        self._first_tool = first
+        return (g for g in _from(tools, first) if not g.excluded)
+
+    def included_turns_oldest_first(self) -> Iterator[list[Group]]:
+        """For each user turn with an included group, oldest first, its included non-system groups in order (turn 0,
+        before the first user message, is left out). The caller may exclude them, but must not insert groups."""
+        turn = self._first_turn
+        while turn <= self._turn and not self._turn_counts.get(turn):
+            turn += 1
+        self._first_turn = turn
+        for t in range(turn, self._turn + 1):
+            if self._turn_counts.get(t):
+                yield self._groups_of_turn(t)
+
+    def _groups_of_turn(self, turn: int) -> list[Group]:
+        """The included non-system groups of user turn ``turn``: from its User group on, up to the next turn."""
+        out: list[Group] = []
+        for g in _from(self.groups, self._position(self._users[turn - 1])):
+            if g.turn is not None and g.turn > turn:
+                break
+            if g.turn == turn and not g.excluded and g.kind != "System":
+                out.append(g)
         return out
 
 
@@ -320,14 +462,11 @@ class ToolResultCompaction(DotnetStrategy):
         self.formatter = formatter
 
     def compact_core(self, index: MessageIndex) -> tuple[bool, str]:
-        non_system = [g for g in index.included() if g.kind != "System"]
-        keep = self.minimum_preserved_groups
-        protected = set(map(id, non_system[len(non_system) - keep :])) if keep else set()
-        eligible = [g for g in non_system if g.kind == "ToolCall" and id(g) not in protected]
-        if not eligible:
-            return False, "declined: no tool-call group outside the preserved ones"
+        protected = set(map(id, index.newest_included(self.minimum_preserved_groups)))
         collapsed = 0
-        for group in eligible:
+        for group in index.included_tool_calls():  # the eligible ones come before every protected group
+            if id(group) in protected:
+                break
             text = self.formatter(group)
             index.exclude(group, self.REASON)
             digest = Message(role="assistant", texts=(text,), meta={SUMMARY_FLAG: True})
@@ -336,6 +475,8 @@ class ToolResultCompaction(DotnetStrategy):
             collapsed += 1
             if self.target(index):
                 break
+        if not collapsed:
+            return False, "declined: no tool-call group outside the preserved ones"
         return True, f"collapsed {collapsed} tool-call group{'s' if collapsed != 1 else ''} into [Tool Calls] digests"
 
 
@@ -467,12 +608,11 @@ class TruncationCompaction(DotnetStrategy):
         self.minimum_preserved_groups = max(0, minimum_preserved_groups)  # EnsureNonNegative
 
     def compact_core(self, index: MessageIndex) -> tuple[bool, str]:
-        non_system = [g for g in index.included() if g.kind != "System"]
-        removable = len(non_system) - self.minimum_preserved_groups
+        removable = index.included_non_system_groups - self.minimum_preserved_groups
         if removable <= 0:
             return False, f"declined: only the {self.minimum_preserved_groups} preserved groups are included"
         removed = 0
-        for group in non_system[:removable]:
+        for group in islice(index.oldest_included(), removable):
             index.exclude(group, self.REASON)
             removed += 1
             if self.target(index):
@@ -494,18 +634,13 @@ class SlidingWindowCompaction(DotnetStrategy):
         self.minimum_preserved_turns = max(0, minimum_preserved_turns)  # EnsureNonNegative
 
     def compact_core(self, index: MessageIndex) -> tuple[bool, str]:
-        turns: dict[int, list[Group]] = {}
-        for g in index.included():
-            if g.kind != "System" and g.turn is not None:
-                turns.setdefault(g.turn, []).append(g)
-        user_turns = sorted(t for t in turns if t > 0)  # turn 0 (before the first user message) is never removed
-        keep = self.minimum_preserved_turns
-        removable = user_turns[: len(user_turns) - keep] if keep else user_turns
-        if not removable:
+        keep = self.minimum_preserved_turns  # turn 0 (before the first user message) is never removed
+        removable = index.included_turns - keep
+        if removable <= 0:
             return False, "declined: every included turn is protected"
         removed = 0
-        for turn in removable:
-            for group in turns[turn]:
+        for groups in islice(index.included_turns_oldest_first(), removable):
+            for group in groups:
                 index.exclude(group, self.REASON)
             removed += 1
             if self.target(index):
@@ -542,12 +677,11 @@ class SummarizationCompaction(DotnetStrategy):
         from ..summarizers import SummaryRequest
         from ..tokens import render_haystack
 
-        non_system = [g for g in index.included() if g.kind != "System"]
-        summarizable = len(non_system) - min(self.minimum_preserved_groups, len(non_system))
+        summarizable = index.included_non_system_groups - self.minimum_preserved_groups
         if summarizable <= 0:
             return False, f"declined: only the {self.minimum_preserved_groups} preserved groups are included"
         chosen: list[Group] = []
-        for group in non_system[:summarizable]:
+        for group in islice(index.oldest_included(), summarizable):
             index.exclude(group, self.REASON)
             chosen.append(group)
             if self.target(index):
