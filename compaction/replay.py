@@ -396,7 +396,7 @@ def replay(
             if outcome.compacted or (project and not stored_snapshot):
                 # a projection that changed nothing sends the stored history: one snapshot of it serves every such
                 # call until the next change (the originals appended meanwhile are the snapshot's tail)
-                timeline.snapshot(runner.entries(), i)
+                timeline.snapshot(runner.entries(), i, runner.first_change())
             stored_snapshot = project and not outcome.compacted
             steps.append(
                 Step(

@@ -72,12 +72,13 @@ class Change:
                 fates[origin] = fate
 
 
-def first_difference(a: list[Entry], b: list[Entry], limit: int) -> int:
-    """The first position below ``limit`` where ``a`` and ``b`` hold different objects (``limit`` when none).
+def first_difference(a: list[Entry], b: list[Entry], limit: int, start: int = 0) -> int:
+    """The first position below ``limit`` where ``a`` and ``b`` hold different objects (``limit`` when none), given
+    that they hold the same ones before ``start``.
 
     Entries compare by identity, so list equality of two slices says whether a stretch is shared; growing stretches
     are compared that way (in C, a few nanoseconds an entry) and only the first differing one is scanned."""
-    start, size = 0, _FIRST_STRETCH
+    start, size = min(start, limit), _FIRST_STRETCH
     while start < limit:
         end = min(start + size, limit)
         if a[start:end] != b[start:end]:
@@ -124,13 +125,15 @@ class Timeline:
         if entry.origin is not None:
             self._present.setdefault(entry.origin, []).append(entry)
 
-    def snapshot(self, entries: Sequence[Entry], next_original: int) -> int:
-        """Record the runner's stored history after a change; returns the new snapshot's index."""
+    def snapshot(self, entries: Sequence[Entry], next_original: int, changed_from: int | None = None) -> int:
+        """Record the runner's stored history after a change; returns the new snapshot's index. ``changed_from``:
+        the runner's word that nothing before that position changed since the last snapshot (see
+        :meth:`~compaction.strategies.Runner.first_change`), which spares comparing that prefix."""
         before = self._history
         after = list(entries)  # the runner may change its own list later
         n_before, n_after = len(before), len(after)
         limit = min(n_before, n_after)
-        start = first_difference(before, after, limit)
+        start = first_difference(before, after, limit, changed_from or 0)
         tail = last_difference(before, after, limit - start)
         old_middle = before[start:n_before - tail]
         new_middle = after[start:n_after - tail]

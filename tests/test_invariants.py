@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from timeline_checks import assert_timeline_consistent
+from timeline_checks import assert_timeline_consistent, contexts, replay_without_hints
 
 import compaction
 from compaction.conversation import Conversation
@@ -206,9 +206,12 @@ def test_tool_pairs_kept_or_flagged(strategy: str) -> None:
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-def test_timeline_changes_match_a_recomputation(strategy: str) -> None:
+def test_timeline_changes_match_a_recomputation(strategy: str, monkeypatch) -> None:
     for name, window, rep in replays(strategy):
-        assert_timeline_consistent(rep, f"{strategy} on {name}, context_window={window}")
+        where = f"{strategy} on {name}, context_window={window}"
+        assert_timeline_consistent(rep, where)
+        unhinted = replay_without_hints(monkeypatch, lambda c=rep.conversation, w=window: _run(c, strategy, w))
+        assert contexts(rep) == contexts(unhinted), f"{where}: the runner's first_change() hint changed the replay"
 
 
 def test_documented_exceptions_are_registered_strategies() -> None:

@@ -12,7 +12,13 @@ import pytest
 from conftest import sample_paths
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from timeline_checks import apply_fates, assert_change_matches, assert_timeline_consistent
+from timeline_checks import (
+    apply_fates,
+    assert_change_matches,
+    assert_timeline_consistent,
+    contexts,
+    replay_without_hints,
+)
 
 import compaction
 from compaction.conversation import Message
@@ -27,6 +33,22 @@ OWN_TRIGGERS = {"anthropic.compact_20260112": {"trigger": 50_000}, "langchain.su
 @cache
 def samples() -> tuple[compaction.Conversation, ...]:
     return tuple(compaction.load(p) for p in sample_paths())
+
+
+@pytest.mark.parametrize("strategy", sorted(compaction.strategies()))
+def test_runner_hints_change_nothing(strategy: str, monkeypatch) -> None:
+    """A runner's first_change() only spares the engine a comparison: the snapshots are those of whole-history
+    diffs."""
+    for conv in samples():
+        for window in WINDOWS:
+            def run(conv=conv, window=window):
+                return compaction.replay(conv, strategy, OWN_TRIGGERS.get(strategy), context_window=window)
+
+            try:
+                hinted = run()
+            except ValueError:
+                continue
+            assert contexts(hinted) == contexts(replay_without_hints(monkeypatch, run)), f"{conv.id} {window}"
 
 
 @pytest.mark.parametrize("strategy", sorted(compaction.strategies()))

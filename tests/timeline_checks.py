@@ -53,3 +53,20 @@ def assert_timeline_consistent(rep: Replay, where: str = "") -> None:
         apply_fates(fates, rep.changes[index])
         assert fates == fates_of(after, snap.next_original, rep.skipped), f"{where} snapshot {index}: fates"
         assert fates == rep.fates_at(first_step[index]), f"{where} snapshot {index}: fates_at"
+
+
+def contexts(rep: Replay) -> list:
+    """Every call's context (removed originals included) and fates, as plain data."""
+    return [([item.to_json() for item in rep.context_at(k, include_removed=True)], sorted(rep.fates_at(k).items()))
+            for k in range(len(rep.steps))]
+
+
+def replay_without_hints(monkeypatch, run):
+    """``run()`` with every runner's :meth:`first_change` hint ignored: the engine compares whole histories."""
+    from compaction.timeline import Timeline
+
+    snapshot = Timeline.snapshot
+    with monkeypatch.context() as patch:
+        patch.setattr(Timeline, "snapshot", lambda self, entries, next_original, changed_from=None:
+                      snapshot(self, entries, next_original))
+        return run()

@@ -108,6 +108,7 @@ class MessageIndex:
         self._included_turns = 0
         self._batch = 0
         self._stored: list[Entry] = []
+        self._changed_from: int | None = None  # the lowest stored position changed since the last take_changes()
         self._tool_calls: list[Group] = []
         self._users: list[Group] = []  # the User group of turn t is _users[t - 1]
         self._front = 0  # every group before this position is excluded or System
@@ -154,6 +155,18 @@ class MessageIndex:
         group.stored_at = self._stored.index(group.stored[0], group.stored_at)
         return group.stored_at
 
+    def _changed(self, position: int) -> None:
+        """Stored entries from ``position`` on are about to change (anything but an append)."""
+        if self._changed_from is None or position < self._changed_from:
+            self._changed_from = position
+
+    def take_changes(self) -> int:
+        """The lowest stored position changed (other than by appends) since this was last asked; the length of the
+        stored entries when none was."""
+        changed = self._changed_from if self._changed_from is not None else len(self._stored)
+        self._changed_from = None
+        return changed
+
     # ---------------------------------------------------------------------------------------------- building
     def _add_group(self, group: Group) -> Group:
         """Append ``group`` after every other group."""
@@ -178,6 +191,7 @@ class MessageIndex:
         stored_at = self._stored_position(self.groups[position]) if position < len(self.groups) else len(self._stored)
         group.at, group.stored_at = position, stored_at
         self.groups.insert(position, group)
+        self._changed(stored_at)
         self._stored[stored_at:stored_at] = group.stored
         self._front = min(self._front, position)
         if not group.excluded:
@@ -186,6 +200,7 @@ class MessageIndex:
     def _pop_last(self) -> Group:
         """Take the last group off (its messages are regrouped right away)."""
         group = self.groups.pop()
+        self._changed(len(self._stored) - len(group.stored))
         del self._stored[len(self._stored) - len(group.stored):]
         self._front = min(self._front, len(self.groups))
         if not group.excluded:
@@ -201,6 +216,7 @@ class MessageIndex:
         group.tokens = self._measure(group)
         if not group.excluded:
             self._account(group, +1)
+        self._changed(len(self._stored) - stored)
         self._stored[len(self._stored) - stored:] = group.stored
 
     def end_batch(self) -> None:
@@ -248,6 +264,7 @@ class MessageIndex:
         """Put ``group``'s stored entries back at ``start`` of the stored entries, where its as many previous ones
         were (found before the change)."""
         stored = group.stored
+        self._changed(start)
         self._stored[start:start + len(stored)] = stored
 
     def exclude(self, group: Group, reason: str) -> None:
@@ -495,6 +512,9 @@ class DotnetRunner(Runner):
 
     def entries(self) -> Sequence[Entry]:
         return self.index.entries()
+
+    def first_change(self) -> int:
+        return self.index.take_changes()
 
     def measure(self) -> int:
         # measuring happens right before a model call, after the provider's Update indexed the new messages: close the

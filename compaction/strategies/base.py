@@ -149,6 +149,13 @@ class Runner(ABC):
     def measure(self) -> int:
         """The framework's measure of what would be sent now."""
 
+    def first_change(self) -> int | None:
+        """Since this was last asked: the lowest position of :meth:`entries` that may hold another entry than it did
+        then (the entries appended since aside), or None when the runner does not keep track (the engine then
+        compares the whole history). The engine asks once per snapshot; a position past the end means nothing but
+        appends. A wrong answer corrupts the replay's snapshots, so answer None when unsure."""
+        return None
+
     def lines(self) -> dict[str, float]:
         """Threshold lines to draw on the tokens chart (``{"trigger": …, "target": …}``)."""
         return {}
