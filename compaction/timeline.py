@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, count, islice
+from itertools import chain, compress, count
 from operator import attrgetter, is_not
 
 from .history import Entry, Fate
@@ -100,9 +100,9 @@ def last_difference(a: list[Entry], b: list[Entry], limit: int) -> int:
     return limit
 
 
-def excluded_in(entries: Sequence[Entry], start: int = 0) -> int:
+def excluded_in(entries: list[Entry], start: int = 0) -> int:
     """How many of ``entries[start:]`` are excluded (flagged as not sent)."""
-    return sum(map(_excluded, islice(entries, start, None)))
+    return sum(map(_excluded, entries[start:]))
 
 
 class Timeline:
@@ -202,9 +202,9 @@ class Timeline:
 def _common_sent(before: list[Entry], after: list[Entry], start: int, sent_before_start: int) -> tuple[int, int]:
     """(leading sent messages that are the same objects in both, position in ``after`` where its sent suffix
     starts): the first ``start`` entries are shared, then sent entries are compared one by one."""
-    old = (e for e in islice(before, start, None) if not e.excluded)
+    old = (e for e in before[start:] if not e.excluded)  # a slice: islice would walk the prefix
     position, common = start, sent_before_start
-    for e in islice(after, start, None):
+    for e in after[start:]:
         if e.excluded:
             position += 1
             continue
