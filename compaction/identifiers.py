@@ -24,15 +24,23 @@ _KINDS = (
 )
 
 
+#: any of the kinds, in one pattern: a token is an identifier when it matches one of them whole
+_IDENTIFIER = re.compile("|".join(f"(?:{kind.pattern})" for kind in _KINDS))
+
+
 def identifiers(text: str, min_length: int = 4) -> list[str]:
     """Distinctive identifiers in ``text``, in order of appearance (duplicates kept)."""
     out: list[str] = []
+    known: dict[str, bool] = {}  # a token that repeats is classified once
     for token in _CANDIDATE.findall(text):
         if len(token) > MAX_TOKEN:
             continue
         token = token.strip(".-/")
         if len(token) < min_length:
             continue
-        if any(kind.fullmatch(token) for kind in _KINDS):
+        found = known.get(token)
+        if found is None:
+            found = known[token] = _IDENTIFIER.fullmatch(token) is not None
+        if found:
             out.append(token)
     return out

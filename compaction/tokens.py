@@ -108,6 +108,14 @@ class Tally(ABC):
         """Return to a :meth:`checkpoint` of this tally: the list is cut back to what it was then."""
         raise ValueError(f"{type(self).__name__} keeps no checkpoints")
 
+    def extend_marked(self, messages: Sequence[Message]) -> list[Any]:
+        """``append`` each message; the :meth:`checkpoint` after each one."""
+        marks = []
+        for m in messages:
+            self.append(m)
+            marks.append(self.checkpoint())
+        return marks
+
 
 class Counter(ABC):
     """A token counter; ``spec`` is the string that recreates it (``approx:4.0``, ``tiktoken:o200k_base``…)."""
@@ -208,6 +216,8 @@ class _HaystackCounter(Counter):
         return _JoinedParts(self._text_units(text), images, files)
 
     def _tools_text(self, tools: Sequence[ToolSchema]) -> str:
+        if not tools:
+            return ""
         schemas = tuple(tools)
         key = tuple(map(id, schemas))
         hit = self._tools_cache.get(key)
@@ -244,21 +254,22 @@ class _JoinedTally(Tally):
         self._n = 0
 
     def append(self, message: Message) -> None:
-        c = self._counter
-        p = c.parts(message)
-        self._units += p.units
-        if self._last is not None:
-            self._units += c._join_units(self._last, "\n", "", message)
-        self._nontext += p.images * c.tokens_per_image + p.files * c.tokens_per_file
-        self._last = message
-        self._n += 1
+        self.extend((message,))
 
     def extend(self, messages: Sequence[Message]) -> None:
         """``append`` for each message, in one tight loop (a replay rebuilds its tally after every compaction)."""
+        self._extend(messages, None)
+
+    def extend_marked(self, messages: Sequence[Message]) -> list[tuple[int, int, Message | None, int]]:
+        marks: list[tuple[int, int, Message | None, int]] = []
+        self._extend(messages, marks)
+        return marks
+
+    def _extend(self, messages: Sequence[Message], marks: list | None) -> None:
         c = self._counter
         cached = c._parts._data.get
         join_constant = c.newline_join_units
-        units, nontext, last = self._units, self._nontext, self._last
+        units, nontext, last, n = self._units, self._nontext, self._last, self._n
         per_image, per_file = c.tokens_per_image, c.tokens_per_file
         for m in messages:
             hit = cached(id(m))
@@ -269,8 +280,10 @@ class _JoinedTally(Tally):
             if p.images or p.files:
                 nontext += p.images * per_image + p.files * per_file
             last = m
-        self._units, self._nontext, self._last = units, nontext, last
-        self._n += len(messages)
+            n += 1
+            if marks is not None:
+                marks.append((units, nontext, last, n))
+        self._units, self._nontext, self._last, self._n = units, nontext, last, n
 
     def replace(self, previous: Message | None, old: Message, new: Message, following: Message | None) -> bool:
         c = self._counter

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from compaction.identifiers import identifiers
 
 
@@ -19,3 +22,16 @@ def test_tokens_longer_than_the_limit_are_skipped_whole():
     assert identifiers("0123456789abcdef" * 65_536) == []
     assert identifiers("a/" * 500_000) == []
     assert identifiers("x" * 150 + "/y_z.py") == ["x" * 150 + "/y_z.py"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from("aAfF09_./#- \nzZé"), max_size=300))
+def test_one_combined_pattern_classifies_as_the_kinds_one_by_one(text):
+    from compaction.identifiers import _CANDIDATE, _KINDS, MAX_TOKEN
+
+    expected = []
+    for token in _CANDIDATE.findall(text):
+        token = token.strip(".-/") if len(token) <= MAX_TOKEN else ""
+        if len(token) >= 4 and any(kind.fullmatch(token) for kind in _KINDS):
+            expected.append(token)
+    assert identifiers(text) == expected

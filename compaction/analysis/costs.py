@@ -207,11 +207,8 @@ class _RunningContext:
             self.tally.rewind(mark)
             del self._marks[keep + 1:]
 
-    def extend(self, messages: Iterable[Message]) -> None:
-        tally, marks = self.tally, self._marks
-        for m in messages:
-            tally.append(m)
-            marks.append(tally.checkpoint())
+    def extend(self, messages: Sequence[Message]) -> None:
+        self._marks.extend(self.tally.extend_marked(messages))
         self.messages.extend(messages)
 
 
