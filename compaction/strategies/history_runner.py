@@ -11,8 +11,7 @@ O(N) per call. A projection can instead keep a :class:`MaskedView` (the stored h
 place or left out, and its running count) and a :class:`Follower` that reads each stored entry once: a call then
 only pays for what changed since the previous one, and sends exactly what the recomputation would.
 
-Also here: the small message edits these frameworks share (a tool result's text replaced, call inputs cleared) and
-the call-pairing map they need.
+Also here: the small message edits these frameworks share (a tool result's text replaced, call inputs cleared).
 """
 
 from __future__ import annotations
@@ -356,16 +355,6 @@ def with_cleared_inputs(message: Message, call_ids: Iterable[str | None], **meta
 def text_of(message: Message) -> str:
     """A message's content as text (a tool result's text, else the text parts)."""
     return message.tool_result.text if message.tool_result is not None else message.text
-
-
-def call_positions(entries: Sequence[Entry]) -> dict[str, int]:
-    """Tool call id → position of the (latest) assistant entry that made the call."""
-    out: dict[str, int] = {}
-    for i, e in enumerate(entries):
-        for c in e.message.tool_calls:
-            if c.id:
-                out[c.id] = i
-    return out
 
 
 def leading_system(entries: Sequence[Entry]) -> int:
