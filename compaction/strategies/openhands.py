@@ -162,7 +162,7 @@ class _PairedMasking(Follower):
     def feed(self, position: int, entry: Entry) -> None:
         message = entry.message
         result = message.tool_result
-        if result is not None:
+        if is_observation(entry):
             self._observations.append(position)
         if message.role == "assistant":
             for c in message.tool_calls:
