@@ -118,9 +118,11 @@ class _Elision(Follower):
         super().follow(stored)
 
     def _changes_observations(self, new: Sequence[Entry]) -> bool:
-        labelled = self.observations.labelled or any(is_labelled(e) for e in new)
-        results = not self.observations.text_actions or any(e.message.tool_result is not None for e in new)
-        return labelled != self.observations.labelled or (not labelled and not results) != self.observations.text_actions
+        """Whether ``new`` entries change what an observation is (a first label, a first tool result)."""
+        now = self.observations
+        labelled = now.labelled or any(is_labelled(e) for e in new)
+        text_actions = not labelled and now.text_actions and not any(e.message.tool_result is not None for e in new)
+        return (labelled, text_actions) != (now.labelled, now.text_actions)
 
     def restart(self) -> None:
         labelled = any(is_labelled(e) for e in self.stored)
