@@ -166,11 +166,6 @@ class Follower(ABC):
         """The entries :meth:`follow` would read next, or ``None`` when it would start again from the first."""
         return stored[self._fed:] if stored is self.stored and self._fed is not None else None
 
-    def adopt(self, stored: list[Entry]) -> None:
-        """Carry on over ``stored``: a rewrite of the followed list that kept every position and everything this
-        state knows of each entry."""
-        self.stored = stored
-
     def start_over(self) -> None:
         """Read the whole stored history again at the next :meth:`follow`."""
         self._fed = None
@@ -190,8 +185,10 @@ class Decision:
     """What a rewrite or a projection did: ``entries`` is the new list, or ``None`` when nothing changed.
 
     A projection that keeps its own :class:`View` up to date passes it as ``view`` (its :meth:`View.sent` is then
-    ``entries``): it is sent as it is, neither copied nor recounted. A rewrite that only replaced entries in place
-    says where in ``in_place``, so that the stored count is updated instead of rebuilt.
+    ``entries``): it is sent as it is, neither copied nor recounted. A rewrite that only replaces entries in place
+    passes them as ``replaced`` (stored position -> new entry) instead of ``entries``: the stored list and its count
+    are updated where they changed, and followers of the stored history keep following the same list, so only
+    followers that know about those replacements may be used with them.
     """
 
     entries: list[Entry] | None = None
@@ -200,7 +197,12 @@ class Decision:
     target: int | None = None
     model_calls: list[dict[str, int]] = field(default_factory=list)
     view: View | None = None
-    in_place: tuple[int, ...] | None = None
+    replaced: dict[int, Entry] | None = None
+
+    @property
+    def changed(self) -> bool:
+        """Whether the decision changes anything."""
+        return self.entries is not None or bool(self.replaced)
 
     @classmethod
     def sending(cls, view: View, triggered: bool, note: str) -> Decision:
@@ -248,7 +250,10 @@ class HistoryRunner(Runner):
         before = self._stored_tally.value(with_tools=True)
         persisted = self.rewrite(self._stored, before)
         if persisted.entries is not None:
-            self._store(persisted)
+            self._stored = persisted.entries
+            self._stored_tally = self.counter.tally(messages_of(self._stored), self.tools)
+        elif persisted.replaced:
+            self._replace_stored(persisted.replaced)
         view = NO_CHANGE
         self._view = None
         if self.projects:
@@ -261,36 +266,30 @@ class HistoryRunner(Runner):
             tokens_before=before,
             tokens_sent=self.measure(),
             triggered=persisted.triggered or view.triggered,
-            compacted=persisted.entries is not None or view.entries is not None,
+            compacted=persisted.changed or view.entries is not None,
             target=persisted.target if persisted.target is not None else view.target,
             note="; ".join(n for n in (persisted.note, view.note) if n),
             model_calls=[*persisted.model_calls, *view.model_calls],
         )
 
-    def _store(self, persisted: Decision) -> None:
-        """Make a rewrite's entries the stored history, updating its count in place when it can. The runner takes
-        the list over as its own (a rewrite builds a new list)."""
-        entries = persisted.entries
-        in_place = persisted.in_place is not None and len(entries) == len(self._stored) and \
-            self._replace_in_tally(entries, persisted.in_place)
+    def _replace_stored(self, replaced: Mapping[int, Entry]) -> None:
+        """Replace stored entries in place, updating the stored count where they changed (rebuilt when the counter
+        cannot replace in place)."""
+        stored, tally, last = self._stored, self._stored_tally, len(self._stored) - 1
+        in_place = True
+        for p in sorted(replaced):
+            old, stored[p] = stored[p], replaced[p]
+            if in_place:
+                previous = stored[p - 1].message if p else None
+                following = stored[p + 1].message if p < last else None
+                in_place = tally.replace(previous, old.message, stored[p].message, following)
         if not in_place:
-            self._stored_tally = self.counter.tally(messages_of(entries), self.tools)
-        self._stored = entries
-
-    def _replace_in_tally(self, entries: list[Entry], positions: Iterable[int]) -> bool:
-        """Update the stored count for ``entries`` differing from the stored history at ``positions`` only."""
-        old, last = self._stored, len(entries) - 1
-        for p in sorted(set(positions)):
-            previous = entries[p - 1].message if p else None
-            following = old[p + 1].message if p < last else None
-            if not self._stored_tally.replace(previous, old[p].message, entries[p].message, following):
-                return False
-        return True
+            self._stored_tally = self.counter.tally(messages_of(stored), self.tools)
 
     # ------------------------------------------------------------------------------------------ subclass hooks
     def rewrite(self, stored: list[Entry], tokens: int) -> Decision:
         """Persistent compaction of the stored history (``tokens``: its count). Default: none. ``stored`` is the
-        runner's own list: read it, do not change it."""
+        runner's own list: read it, do not change it; the runner takes over a new list returned as ``entries``."""
         return NO_CHANGE
 
     def project(self, stored: list[Entry], tokens: int) -> Decision:

@@ -95,25 +95,29 @@ class InspectRunner(HistoryRunner):
         """The strategy's rewrite of the stored history, once the threshold is reached."""
 
     def memory_candidates(self, entries: list[Entry], decision: Decision) -> Iterable[int]:
-        """Positions in ``entries`` (the history after :meth:`compact`'s ``decision``) where memory content may
-        still need clearing. Default: every position."""
+        """Positions in ``entries`` (the history :meth:`compact`'s ``decision`` leaves, before its ``replaced``) where
+        memory content may still need clearing. Default: every position."""
         return range(len(entries))
 
     def _clear_memory(self, decision: Decision, stored: list[Entry]) -> Decision:
-        """``decision`` with the content of memory tool results cleared (in place, in its own new list)."""
-        entries = decision.entries if decision.entries is not None else stored
-        positions = [p for p in self.memory_candidates(entries, decision) if _memory_to_clear(entries[p])]
-        if not positions:
+        """``decision`` with the content of memory tool results cleared: in its new list, or as more replacements
+        in place."""
+        base = decision.entries if decision.entries is not None else stored
+        earlier = decision.replaced or {} if decision.entries is None else {}
+        cleared: dict[int, Entry] = {}
+        for p in self.memory_candidates(base, decision):
+            entry = earlier.get(p, base[p])
+            if _memory_to_clear(entry):
+                cleared[p] = self.edited(entry, "memory", lambda m: with_result_text(m, MEMORY_CLEARED),
+                                         mark="placeholder")
+        if not cleared:
             return decision
+        note = "; ".join(n for n in (decision.note, "memory tool content cleared") if n and "nothing" not in n)
         if decision.entries is None:
-            entries = list(stored)
-        for p in positions:
-            entries[p] = self.edited(entries[p], "memory", lambda m: with_result_text(m, MEMORY_CLEARED),
-                                     mark="placeholder")
-        notes = [n for n in (decision.note, "memory tool content cleared") if n and "nothing" not in n]
-        in_place = tuple(positions) if decision.entries is None else \
-            None if decision.in_place is None else (*decision.in_place, *positions)
-        return replace(decision, entries=entries, note="; ".join(notes), in_place=in_place)
+            return replace(decision, replaced={**earlier, **cleared}, note=note)
+        for p, entry in cleared.items():  # the decision's own new list
+            base[p] = entry
+        return replace(decision, note=note)
 
 
 def _memory_to_clear(entry: Entry) -> bool:
@@ -141,55 +145,48 @@ class Edit(InspectRunner):
         self.exclude = frozenset(params["exclude_tools"])
         self._left = _LeftToEdit(self.exclude)
 
-    def rewrite(self, stored: list[Entry], tokens: int) -> Decision:
-        decision = super().rewrite(stored, tokens)
-        if decision.entries is not None and decision.in_place is not None:
-            self._left.adopt(decision.entries)
-        return decision
-
     def compact(self, stored: list[Entry]) -> Decision:
         left = self._left
         left.follow(stored)
-        out = list(stored)
-        changed: list[int] = []
+        edits: dict[int, Entry] = {}  # in place, unless inputs are not kept and entries go
         for i in left.aged_assistants(self.keep_thinking):
-            if out[i].message.reasoning:
-                out[i] = self.edited(out[i], "thinking", lambda m: replace(m, reasoning=()), mark="thinking-cleared")
-                changed.append(i)
-        thinking_cleared = len(changed)
-        cleared = [i for i in left.aged_uses(self.keep_tool_uses) if not out[i].message.meta.get("inspect_cleared")]
+            if stored[i].message.reasoning:
+                edits[i] = self.edited(stored[i], "thinking", lambda m: replace(m, reasoning=()),
+                                       mark="thinking-cleared")
+        thinking_cleared = len(edits)
+        current = lambda i: edits.get(i, stored[i])  # noqa: E731
+        cleared = [i for i in left.aged_uses(self.keep_tool_uses) if not current(i).message.meta.get("inspect_cleared")]
         removed: set[int] = set()
         for i in cleared:
-            result = out[i].message.tool_result
+            result = current(i).message.tool_result
             if self.keep_inputs:
-                out[i] = self.edited(out[i], "removed", lambda m: with_result_text(m, TOOL_RESULT_REMOVED,
-                                                                                   inspect_cleared=True),
-                                     mark="placeholder")
-                changed.append(i)
+                edits[i] = self.edited(current(i), "removed", lambda m: with_result_text(m, TOOL_RESULT_REMOVED,
+                                                                                        inspect_cleared=True),
+                                       mark="placeholder")
             else:
                 removed.add(i)
                 a = left.calls[result.call_id]
-                out[a] = replace(out[a], message=_without_call(out[a].message, result.call_id), pruned=True,
-                                 info={**out[a].info, "mark": "inputs-cleared"})
+                edits[a] = replace(current(a), message=_without_call(current(a).message, result.call_id),
+                                   pruned=True, info={**current(a).info, "mark": "inputs-cleared"})
         if not cleared and not thinking_cleared:
             return Decision(note="triggered; nothing to edit")
         note = f"cleared {plural(len(cleared), 'tool use')}, thinking of {plural(thinking_cleared, 'message')}"
         if removed:
-            return Decision([e for i, e in enumerate(out) if i not in removed], note=note)
-        return Decision(out, note=note, in_place=tuple(changed))
+            return Decision([current(i) for i in range(len(stored)) if i not in removed], note=note)
+        return Decision(note=note, replaced=edits)
 
     def memory_candidates(self, entries: list[Entry], decision: Decision) -> Iterable[int]:
-        if decision.entries is not None and decision.in_place is None:
+        if decision.entries is not None:
             return super().memory_candidates(entries, decision)
-        return [*self._left.new_memory(), *(decision.in_place or ())]
+        return [*self._left.new_memory(), *(decision.replaced or ())]
 
 
 class _LeftToEdit(Follower):
     """What CompactionEdit has not looked at yet, kept up to date as the history grows and across its own edits
     in place (which keep every position and role, call and tool name): the assistant messages and tool uses that
-    aged past the kept ones since the last edit, and the memory results that arrived since. A tool use is a result
-    of a tool not excluded whose call id is made anywhere in the history. An edit that removes entries (inputs not
-    kept) starts it again."""
+    aged past the kept ones since the last edit, and the memory results read since. A tool use is a result of a
+    tool not excluded whose call id is made anywhere in the history. An edit that removes entries (inputs not kept)
+    makes a new stored list, which starts it again."""
 
     def __init__(self, exclude: frozenset[str]) -> None:
         super().__init__()
