@@ -1,7 +1,7 @@
-"""The masking strategies keep their view up to date incrementally (history_runner.MaskedView and Follower); these
-tests replay each of them next to the straightforward recomputation from the whole history before every call (the
-implementation they replaced, kept here as the oracle) and require the same outcome and the same sent entries at
-every call: on the real logs, the bundled samples, generated logs with awkward pairing (call ids made twice, results
+"""The masking strategies keep their view up to date incrementally (history_runner.MaskedView and Follower), and
+Inspect's edit and OpenHands' recent events only look at what changed; these tests replay each of them next to the
+straightforward recomputation from the whole history before every call (the implementation they replaced, kept here
+as the oracle) and require the same outcome and the same sent entries at every call: on the real logs, the bundled samples, generated logs with awkward pairing (call ids made twice, results
 before their calls, calls without ids, unanswered calls, tags, labels, thinking, memory results) and random logs.
 """
 
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from compaction.conversation import Conversation, Message, ToolCall, ToolResult, assistant, system, tool, user
 from compaction.formats import LoadError, load_all_conversations
-from compaction.history import Entry, original
+from compaction.history import Entry, inserted, original
 from compaction.strategies import RunContext, anthropic, get_strategy, inspect_ai, langchain, openhands, swe_agent
 from compaction.strategies.history_runner import (
     Decision,
@@ -152,6 +152,30 @@ class RecomputedObservationMasking(openhands.ObservationMasking):
         return Decision(out, True, f"{plural(len(masked), 'observation')} masked")
 
 
+class RecomputedRecentEvents(openhands.RecentEvents):
+    def condense(self, stored: list[Entry], tokens: int) -> Decision:
+        positions = list(range(len(stored)))
+        head = positions[: self.keep_first]
+        tail = positions[-max(0, self.max_events - len(head)):]
+        chosen = head + tail
+        if chosen == positions:
+            return Decision()
+        out: list[Entry] = []
+        seen: set[int] = set()
+        duplicates = 0
+        for i in chosen:
+            if i in seen:
+                out.append(inserted(stored[i].message, "reinserted", [stored[i]], duplicate=True))
+                duplicates += 1
+            else:
+                out.append(stored[i])
+                seen.add(i)
+        note = f"kept {len(seen)} of {plural(len(stored), 'event')}"
+        if duplicates:
+            note += f"; {plural(duplicates, 'event')} sent twice (head and tail overlap)"
+        return Decision(out, True, note)
+
+
 def observation_positions(entries: Sequence[Entry]) -> list[int]:
     labelled = any("message_type" in e.message.meta for e in entries)
     text_actions = not labelled and not any(e.message.tool_result is not None for e in entries)
@@ -247,6 +271,7 @@ ORACLES = {
     "anthropic.clear_thinking_20251015": RecomputedClearThinking,
     "langchain.context_editing": RecomputedContextEditing,
     "openhands.observation_masking": RecomputedObservationMasking,
+    "openhands.recent_events": RecomputedRecentEvents,
     "swe_agent.last_n_observations": _swe(True, False),
     "swe_agent.hybrid": _swe(True, True),
     "inspect_ai.edit": RecomputedEdit,
@@ -264,6 +289,7 @@ CASES: dict[str, list[dict[str, Any]]] = {
         {"trigger": 300, "clear_at_least": 200, "clear_tool_inputs": True},
         {"trigger": 200, "keep": 1, "clear_at_least": 1, "token_count_method": "model"}],
     "openhands.observation_masking": [{}, {"attention_window": 1}, {"attention_window": 12}],
+    "openhands.recent_events": [{}, {"keep_first": 0, "max_events": 4}, {"keep_first": 3, "max_events": 3}],
     "swe_agent.last_n_observations": [{}, {"n": 1}, {"n": 2, "polling": 3}],
     "swe_agent.hybrid": [{"n": 2, "summarize_every_n_turns": 6, "keep_last_m_turns": 2}],
     "inspect_ai.edit": [

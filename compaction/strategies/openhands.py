@@ -225,17 +225,16 @@ class RecentEvents(OpenHandsRunner):
             raise ValueError(f"max_events must be at least 1, got {self.max_events}")
 
     def condense(self, stored: list[Entry], tokens: int) -> Decision:
-        positions = list(range(len(stored)))
+        positions = range(len(stored))  # ranges slice like the lists OpenHands slices, without building them
         head = positions[: self.keep_first]
         tail_length = max(0, self.max_events - len(head))
         tail = positions[-tail_length:]
-        chosen = head + tail
-        if chosen == positions:
+        if tail.start == len(head):  # head and tail meet: every event, once
             return Decision()
         out: list[Entry] = []
         seen: set[int] = set()
         duplicates = 0
-        for i in chosen:
+        for i in (*head, *tail):
             if i in seen:
                 out.append(inserted(stored[i].message, "reinserted", [stored[i]], duplicate=True))
                 duplicates += 1
