@@ -115,5 +115,10 @@ class _LangchainTally(Tally):
     def append(self, message: Message) -> None:
         self._total += self._counter._share(message)
 
+    def replace(self, previous: Message | None, old: Message, new: Message, following: Message | None) -> bool:
+        # every share is a whole number of tokens, so the float total stays exact under additions and subtractions
+        self._total += self._counter._share(new) - self._counter._share(old)
+        return True
+
     def value(self, with_tools: bool = True) -> int:
         return math.ceil(self._total)

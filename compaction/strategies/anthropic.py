@@ -8,6 +8,7 @@ and the API drops everything before that block on later requests, so its effect 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -17,8 +18,8 @@ from ..history import Entry, inserted
 from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
 from .history_runner import (
     Decision,
+    Follower,
     HistoryRunner,
-    call_positions,
     count_or_all,
     leading_system,
     plural,
@@ -73,47 +74,125 @@ class ClearToolUses(HistoryRunner):
         self.exclude_tools = frozenset(params["exclude_tools"])
         self.clear_inputs = parse_clear_tool_inputs(params["clear_tool_inputs"])
         self.placeholder = params["placeholder"]
+        self._clearing = _ToolUseClearing(self)
 
     def lines(self) -> dict[str, float]:
         return {"trigger": self.trigger_value} if self.trigger_type == "input_tokens" else {}
 
-    def _clears_inputs_of(self, tool_name: str) -> bool:
+    def clears_inputs_of(self, tool_name: str) -> bool:
+        """Whether a cleared use of ``tool_name`` also has its call's inputs cleared."""
         return self.clear_inputs is True or (isinstance(self.clear_inputs, frozenset) and tool_name in self.clear_inputs)
 
     def project(self, stored: list[Entry], tokens: int) -> Decision:
-        calls = call_positions(stored)
-        uses = [i for i, e in enumerate(stored) if e.message.tool_result is not None
-                and e.message.tool_result.call_id in calls]
+        clearing = self._clearing
+        clearing.follow(stored)
         if self.trigger_type == "input_tokens":
             triggered = tokens > self.trigger_value
         else:
-            triggered = sum(len(e.message.tool_calls) for e in stored) > self.trigger_value
+            triggered = clearing.tool_calls > self.trigger_value
         if not triggered:
             return Decision()
-        candidates = uses[: max(len(uses) - self.keep, 0)]
-        out = list(stored)
-        inputs_to_clear: dict[int, list[str]] = {}
-        cleared = 0
-        for i in candidates:
-            result = stored[i].message.tool_result
-            if result.tool_name in self.exclude_tools:
-                continue
-            out[i] = self.edited(stored[i], "cleared", lambda m: with_result_text(m, self.placeholder),
-                                 mark="placeholder")
-            cleared += 1
-            if self._clears_inputs_of(result.tool_name):
-                inputs_to_clear.setdefault(calls[result.call_id], []).append(result.call_id)
-        for position, ids in inputs_to_clear.items():
-            key = "inputs:" + ",".join(sorted(ids))
-            out[position] = self.edited(stored[position], key, lambda m, ids=ids: with_cleared_inputs(m, ids),
-                                        mark="inputs-cleared")
-        if not cleared:
+        clearing.advance(self.keep)
+        if not clearing.cleared:
             return Decision(triggered=True, note="triggered; no tool use old enough to clear")
-        freed = tokens - self.count(out)
+        freed = tokens - clearing.view.value()
         if freed < self.clear_at_least:
             return Decision(triggered=True, note=f"not applied: clearing would free {freed:,} tokens, below "
                                                  f"clear_at_least {self.clear_at_least:,}")
-        return Decision(out, True, f"cleared_tool_uses={cleared}, cleared_input_tokens={freed:,}")
+        return Decision.sending(clearing.view, True, f"cleared_tool_uses={clearing.cleared}, "
+                                                     f"cleared_input_tokens={freed:,}")
+
+
+class _ToolUseClearing(Follower):
+    """What clear_tool_uses would clear in the history so far, kept up to date as it grows.
+
+    A tool use is a result whose call id is made anywhere in the history (the latest entry making that call owns
+    it, and has its inputs cleared). Every use but the last ``keep`` is cleared, oldest first, unless its tool is
+    excluded. A use found late (its call came after it) or a call id made again later is accounted for where it
+    lands, so the view always matches a recomputation from the whole history.
+    """
+
+    def __init__(self, runner: ClearToolUses) -> None:
+        super().__init__()
+        self.runner = runner
+
+    def restart(self) -> None:
+        self.view = self.runner.masked_view(self.stored)
+        self.tool_calls = 0
+        self.cleared = 0
+        self._calls: dict[str, int] = {}  # call id -> latest position making that call
+        self._waiting: dict[str, list[int]] = {}  # call id -> results before any call with that id
+        self._uses: list[int] = []
+        self._done = 0  # uses[:done] are older than the kept ones: cleared unless their tool is excluded
+        self._results: set[int] = set()  # cleared results
+        self._inputs: dict[int, list[str]] = {}  # position -> call ids whose inputs are cleared there
+        self._input_uses: dict[str, int] = {}  # call id -> cleared results that clear its inputs
+
+    def feed(self, position: int, entry: Entry) -> None:
+        message = entry.message
+        self.tool_calls += len(message.tool_calls)
+        for c in message.tool_calls:
+            if c.id:
+                self._call(c.id, position)
+        result = message.tool_result
+        if result is not None and result.call_id:
+            if result.call_id in self._calls:
+                self._use(position)
+            else:
+                self._waiting.setdefault(result.call_id, []).append(position)
+
+    def advance(self, keep: int) -> None:
+        """Clear every use but the last ``keep``."""
+        while self._done < len(self._uses) - keep:
+            self._clear(self._uses[self._done])
+            self._done += 1
+
+    def _call(self, call_id: str, position: int) -> None:
+        previous = self._calls.get(call_id)
+        self._calls[call_id] = position
+        if previous is None:
+            for waiting in self._waiting.pop(call_id, ()):
+                self._use(waiting)
+        elif previous != position and self._input_uses.get(call_id):
+            moved = self._input_uses[call_id]
+            ids = self._inputs[previous]
+            for _ in range(moved):
+                ids.remove(call_id)
+            self._inputs.setdefault(position, []).extend([call_id] * moved)
+            self._refresh(previous)
+            self._refresh(position)
+
+    def _use(self, position: int) -> None:
+        at = bisect_left(self._uses, position)
+        self._uses.insert(at, position)
+        if at < self._done:  # older than uses already cleared: cleared as well
+            self._clear(position)
+            self._done += 1
+
+    def _clear(self, position: int) -> None:
+        result = self.stored[position].message.tool_result
+        if result.tool_name in self.runner.exclude_tools:
+            return
+        self.cleared += 1
+        self._results.add(position)
+        self._refresh(position)
+        if self.runner.clears_inputs_of(result.tool_name):
+            owner = self._calls[result.call_id]
+            self._inputs.setdefault(owner, []).append(result.call_id)
+            self._input_uses[result.call_id] = self._input_uses.get(result.call_id, 0) + 1
+            self._refresh(owner)
+
+    def _refresh(self, position: int) -> None:
+        """Send for ``position`` what the edits now say (cleared inputs win over a cleared result)."""
+        entry, runner = self.stored[position], self.runner
+        ids = self._inputs.get(position)
+        if ids:
+            entry = runner.edited(entry, "inputs:" + ",".join(sorted(ids)),
+                                  lambda m, ids=tuple(ids): with_cleared_inputs(m, ids), mark="inputs-cleared")
+        elif position in self._results:
+            entry = runner.edited(entry, "cleared", lambda m: with_result_text(m, runner.placeholder),
+                                  mark="placeholder")
+        self.view.replace(position, entry)
 
 
 # ------------------------------------------------------------------------------------------ clear_thinking
@@ -131,18 +210,44 @@ class ClearThinking(HistoryRunner):
     def __init__(self, params: Mapping[str, Any], ctx: RunContext) -> None:
         super().__init__(ctx)
         self.keep = parse_thinking_keep(params["keep"])
+        self._clearing = _ThinkingClearing(self)
 
     def project(self, stored: list[Entry], tokens: int) -> Decision:
         if self.keep is None:
             return Decision()
-        thinking = [i for i, e in enumerate(stored) if e.message.role == "assistant" and e.message.reasoning]
-        older = thinking[: max(len(thinking) - self.keep, 0)]
-        if not older:
+        clearing = self._clearing
+        clearing.follow(stored)
+        cleared = clearing.advance(self.keep)
+        if not cleared:
             return Decision()
-        out = list(stored)
-        for i in older:
-            out[i] = self.edited(stored[i], "thinking", _without_thinking, mark="thinking-cleared")
-        return Decision(out, True, f"cleared_thinking_turns={len(older)}, cleared_input_tokens={tokens - self.count(out):,}")
+        return Decision.sending(clearing.view, True, f"cleared_thinking_turns={cleared}, "
+                                                     f"cleared_input_tokens={tokens - clearing.view.value():,}")
+
+
+class _ThinkingClearing(Follower):
+    """The assistant turns with thinking, in order; those before the last ``keep`` have it removed in the view."""
+
+    def __init__(self, runner: ClearThinking) -> None:
+        super().__init__()
+        self.runner = runner
+
+    def restart(self) -> None:
+        self.view = self.runner.masked_view(self.stored)
+        self._turns: list[int] = []
+        self._cleared = 0
+
+    def feed(self, position: int, entry: Entry) -> None:
+        if entry.message.role == "assistant" and entry.message.reasoning:
+            self._turns.append(position)
+
+    def advance(self, keep: int) -> int:
+        """Remove the thinking of every turn but the last ``keep``; how many turns have it removed."""
+        older = max(len(self._turns) - keep, 0)
+        for position in self._turns[self._cleared:older]:
+            self.view.replace(position, self.runner.edited(self.stored[position], "thinking", _without_thinking,
+                                                           mark="thinking-cleared"))
+        self._cleared = max(self._cleared, older)
+        return older
 
 
 def _without_thinking(message: Message) -> Message:

@@ -9,7 +9,8 @@ system messages and the messages before the first model output — is never comp
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -18,8 +19,8 @@ from ..history import Entry, inserted
 from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
 from .history_runner import (
     Decision,
+    Follower,
     HistoryRunner,
-    call_positions,
     count_or_all,
     plural,
     text_of,
@@ -85,24 +86,43 @@ class InspectRunner(HistoryRunner):
         if tokens < self.threshold:
             return Decision()
         decision = self.compact(stored)
-        entries = decision.entries
         if self.memory:
-            base = entries if entries is not None else stored
-            cleared = self._clear_memory(base)
-            if any(a is not b for a, b in zip(cleared, base, strict=True)):
-                entries = cleared
-                notes = [n for n in (decision.note, "memory tool content cleared") if n and "nothing" not in n]
-                decision = replace(decision, note="; ".join(notes))
-        return replace(decision, entries=entries, triggered=True, target=self.threshold)
+            decision = self._clear_memory(decision, stored)
+        return replace(decision, triggered=True, target=self.threshold)
 
     @abstractmethod
     def compact(self, stored: list[Entry]) -> Decision:
         """The strategy's rewrite of the stored history, once the threshold is reached."""
 
-    def _clear_memory(self, entries: list[Entry]) -> list[Entry]:
-        return [self.edited(e, "memory", lambda m: with_result_text(m, MEMORY_CLEARED), mark="placeholder")
-                if e.message.tool_result is not None and e.message.tool_result.tool_name == MEMORY_TOOL
-                and e.message.tool_result.text != MEMORY_CLEARED else e for e in entries]
+    def memory_candidates(self, entries: list[Entry], decision: Decision) -> Iterable[int]:
+        """Positions in ``entries`` (the history :meth:`compact`'s ``decision`` leaves, before its ``replaced``) where
+        memory content may still need clearing. Default: every position."""
+        return range(len(entries))
+
+    def _clear_memory(self, decision: Decision, stored: list[Entry]) -> Decision:
+        """``decision`` with the content of memory tool results cleared: in its new list, or as more replacements
+        in place."""
+        base = decision.entries if decision.entries is not None else stored
+        earlier = decision.replaced or {} if decision.entries is None else {}
+        cleared: dict[int, Entry] = {}
+        for p in self.memory_candidates(base, decision):
+            entry = earlier.get(p, base[p])
+            if _memory_to_clear(entry):
+                cleared[p] = self.edited(entry, "memory", lambda m: with_result_text(m, MEMORY_CLEARED),
+                                         mark="placeholder")
+        if not cleared:
+            return decision
+        note = "; ".join(n for n in (decision.note, "memory tool content cleared") if n and "nothing" not in n)
+        if decision.entries is None:
+            return replace(decision, replaced={**earlier, **cleared}, note=note)
+        for p, entry in cleared.items():  # the decision's own new list
+            base[p] = entry
+        return replace(decision, note=note)
+
+
+def _memory_to_clear(entry: Entry) -> bool:
+    result = entry.message.tool_result
+    return result is not None and result.tool_name == MEMORY_TOOL and result.text != MEMORY_CLEARED
 
 
 # ------------------------------------------------------------------------------------------------ edit
@@ -123,44 +143,117 @@ class Edit(InspectRunner):
             raise ValueError(f"keep_tool_uses must be at least 0, got {self.keep_tool_uses}")
         self.keep_inputs = bool(params["keep_tool_inputs"])
         self.exclude = frozenset(params["exclude_tools"])
+        self._left = _LeftToEdit(self.exclude)
 
     def compact(self, stored: list[Entry]) -> Decision:
-        out = list(stored)
-        thinking_cleared = self._clear_thinking(out)
-        calls = call_positions(out)
-        uses = [i for i, e in enumerate(out) if e.message.tool_result is not None
-                and e.message.tool_result.call_id in calls and e.message.tool_result.tool_name not in self.exclude]
-        cleared = uses[: max(len(uses) - self.keep_tool_uses, 0)]
-        cleared = [i for i in cleared if not out[i].message.meta.get("inspect_cleared")]
+        left = self._left
+        left.follow(stored)
+        edits: dict[int, Entry] = {}  # in place, unless inputs are not kept and entries go
+        for i in left.aged_assistants(self.keep_thinking):
+            if stored[i].message.reasoning:
+                edits[i] = self.edited(stored[i], "thinking", lambda m: replace(m, reasoning=()),
+                                       mark="thinking-cleared")
+        thinking_cleared = len(edits)
+        current = lambda i: edits.get(i, stored[i])  # noqa: E731
+        cleared = [i for i in left.aged_uses(self.keep_tool_uses) if not current(i).message.meta.get("inspect_cleared")]
         removed: set[int] = set()
         for i in cleared:
-            result = out[i].message.tool_result
+            result = current(i).message.tool_result
             if self.keep_inputs:
-                out[i] = self.edited(out[i], "removed", lambda m: with_result_text(m, TOOL_RESULT_REMOVED,
-                                                                                   inspect_cleared=True),
-                                     mark="placeholder")
+                edits[i] = self.edited(current(i), "removed", lambda m: with_result_text(m, TOOL_RESULT_REMOVED,
+                                                                                        inspect_cleared=True),
+                                       mark="placeholder")
             else:
                 removed.add(i)
-                a = calls[result.call_id]
-                out[a] = replace(out[a], message=_without_call(out[a].message, result.call_id), pruned=True,
-                                 info={**out[a].info, "mark": "inputs-cleared"})
-        out = [e for i, e in enumerate(out) if i not in removed]
+                a = left.calls[result.call_id]
+                edits[a] = replace(current(a), message=_without_call(current(a).message, result.call_id),
+                                   pruned=True, info={**current(a).info, "mark": "inputs-cleared"})
         if not cleared and not thinking_cleared:
             return Decision(note="triggered; nothing to edit")
-        return Decision(out, note=f"cleared {plural(len(cleared), 'tool use')}, thinking of "
-                                  f"{plural(thinking_cleared, 'message')}")
+        note = f"cleared {plural(len(cleared), 'tool use')}, thinking of {plural(thinking_cleared, 'message')}"
+        if removed:
+            return Decision([current(i) for i in range(len(stored)) if i not in removed], note=note)
+        return Decision(note=note, replaced=edits)
 
-    def _clear_thinking(self, out: list[Entry]) -> int:
-        if self.keep_thinking is None:
-            return 0
-        assistants = [i for i, e in enumerate(out) if e.message.role == "assistant"]
-        older = assistants[: max(len(assistants) - self.keep_thinking, 0)]
-        count = 0
-        for i in older:
-            if out[i].message.reasoning:
-                out[i] = self.edited(out[i], "thinking", lambda m: replace(m, reasoning=()), mark="thinking-cleared")
-                count += 1
-        return count
+    def memory_candidates(self, entries: list[Entry], decision: Decision) -> Iterable[int]:
+        if decision.entries is not None:
+            return super().memory_candidates(entries, decision)
+        return [*self._left.new_memory(), *(decision.replaced or ())]
+
+
+class _LeftToEdit(Follower):
+    """What CompactionEdit has not looked at yet, kept up to date as the history grows and across its own edits
+    in place (which keep every position and role, call and tool name): the assistant messages and tool uses that
+    aged past the kept ones since the last edit, and the memory results read since. A tool use is a result of a
+    tool not excluded whose call id is made anywhere in the history. An edit that removes entries (inputs not kept)
+    makes a new stored list, which starts it again."""
+
+    def __init__(self, exclude: frozenset[str]) -> None:
+        super().__init__()
+        self.exclude = exclude
+
+    def restart(self) -> None:
+        self.calls: dict[str, int] = {}  # call id -> latest position making that call
+        self._waiting: dict[str, list[int]] = {}  # call id -> results before any call with that id
+        self._assistants: list[int] = []
+        self._assistants_seen = 0
+        self._uses: list[int] = []
+        self._uses_seen = 0
+        self._late: list[int] = []  # uses found (their call came later) among uses already looked at
+        self._memory: list[int] = []
+
+    def feed(self, position: int, entry: Entry) -> None:
+        message = entry.message
+        if message.role == "assistant":
+            self._assistants.append(position)
+        for c in message.tool_calls:
+            if c.id:
+                self._call(c.id, position)
+        result = message.tool_result
+        if result is None:
+            return
+        if result.tool_name == MEMORY_TOOL:
+            self._memory.append(position)
+        if result.call_id and result.tool_name not in self.exclude:
+            if result.call_id in self.calls:
+                self._use(position)
+            else:
+                self._waiting.setdefault(result.call_id, []).append(position)
+
+    def aged_assistants(self, keep: int | None) -> list[int]:
+        """Assistant messages older than the last ``keep`` not looked at before (none when ``keep`` is None)."""
+        if keep is None:
+            return []
+        end = max(len(self._assistants) - keep, 0)
+        aged = self._assistants[self._assistants_seen:end]
+        self._assistants_seen = max(self._assistants_seen, end)
+        return aged
+
+    def aged_uses(self, keep: int) -> list[int]:
+        """Tool uses older than the last ``keep`` not looked at before, in order."""
+        end = max(len(self._uses) - keep, 0)
+        aged = sorted([*self._late, *self._uses[self._uses_seen:end]])
+        self._late = []
+        self._uses_seen = max(self._uses_seen, end)
+        return aged
+
+    def new_memory(self) -> list[int]:
+        """Memory results read since they were last asked for."""
+        memory, self._memory = self._memory, []
+        return memory
+
+    def _call(self, call_id: str, position: int) -> None:
+        if call_id not in self.calls:
+            for waiting in self._waiting.pop(call_id, ()):
+                self._use(waiting)
+        self.calls[call_id] = position
+
+    def _use(self, position: int) -> None:
+        at = bisect_left(self._uses, position)
+        self._uses.insert(at, position)
+        if at < self._uses_seen:
+            self._late.append(position)
+            self._uses_seen += 1
 
 
 def _without_call(message: Message, call_id: str | None) -> Message:

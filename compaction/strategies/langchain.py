@@ -25,12 +25,14 @@ from typing import Any
 from ..conversation import Message, ToolResult
 from ..history import Entry, inserted
 from ..langchain_counter import langchain_content
+from ..tokens import Counter
 from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
 from .history_runner import (
     Decision,
+    Follower,
     HistoryRunner,
+    MaskedView,
     counter_or,
-    leading_system,
     plural,
     with_cleared_inputs,
     with_result_text,
@@ -253,6 +255,7 @@ class SummarizationRunner(HistoryRunner):
         self.max_failures, self.ceiling = failures or None, ceiling or None
         self.prompt = params["summary_prompt"]
         self.failures = 0
+        self._state = MiddlewareMessages(self.counter)
 
     def lines(self) -> dict[str, float]:
         tokens = [self._threshold(s) for clause in self.trigger for s in clause.values() if s.kind != "messages"]
@@ -264,9 +267,10 @@ class SummarizationRunner(HistoryRunner):
     def _count(self, messages: Sequence[Message]) -> int:
         return self.counter.count(messages)
 
-    def should_summarize(self, messages: Sequence[Message], tokens: int) -> bool:
+    def should_summarize(self, messages: int, tokens: int) -> bool:
+        """Whether a trigger clause holds for that many messages and tokens."""
         for clause in self.trigger:
-            if all(len(messages) >= s.value if s.kind == "messages" else tokens >= self._threshold(s)
+            if all(messages >= s.value if s.kind == "messages" else tokens >= self._threshold(s)
                    for s in clause.values()):
                 return True
         return False
@@ -298,12 +302,13 @@ class SummarizationRunner(HistoryRunner):
         return safe_cutoff(messages, candidate)
 
     def rewrite(self, stored: list[Entry], tokens: int) -> Decision:
-        head = leading_system(stored)
+        self._state.follow(stored)
+        head = self._state.head
+        state_tokens = self._state.view.value()
+        if not self.should_summarize(len(stored) - head, state_tokens):
+            return Decision()
         state = stored[head:]
         messages = [e.message for e in state]
-        state_tokens = self._count(messages)
-        if not self.should_summarize(messages, state_tokens):
-            return Decision()
         cut = self.cutoff(messages)
         if cut <= 0:
             return Decision(triggered=True, note="triggered; cutoff 0: nothing to summarize")
@@ -359,6 +364,25 @@ def _unseen(covered: Sequence[Entry], seen: set[int]) -> list[int]:
     return list(out)
 
 
+# ------------------------------------------------------------------------------------------------ middleware messages
+class MiddlewareMessages(Follower):
+    """The middleware's ``messages`` (the stored history without its leading system prompt) and their count
+    without tool schemas, kept up to date as the history grows."""
+
+    def __init__(self, counter: Counter) -> None:
+        super().__init__()
+        self.counter = counter
+
+    def restart(self) -> None:
+        self.head = 0
+        self.view = MaskedView(self.stored, self.counter, ())
+
+    def feed(self, position: int, entry: Entry) -> None:
+        if position == self.head and entry.message.role == "system":
+            self.head += 1
+            self.view.omit(position)
+
+
 # ------------------------------------------------------------------------------------------------ context editing
 class ClearToolUsesRunner(HistoryRunner):
     """``ContextEditingMiddleware([ClearToolUsesEdit(...)])`` applied to each model request."""
@@ -377,58 +401,121 @@ class ClearToolUsesRunner(HistoryRunner):
         self.clear_inputs = bool(params["clear_tool_inputs"])
         self.exclude_tools = frozenset(params["exclude_tools"])
         self.placeholder = params["placeholder"]
+        self._clearing = _ResultClearing(self)
 
     def lines(self) -> dict[str, float]:
         return {"trigger": self.trigger}
 
-    def _request_count(self, head: Sequence[Entry], state: Sequence[Entry]) -> int:
-        """``approximate``: the messages alone; ``model``: system prompt + messages + tool schemas."""
-        counted = [*head, *state] if self.model_count else state
-        return self.counter.count([e.message for e in counted], self.tools)
-
     def project(self, stored: list[Entry], tokens: int) -> Decision:
-        head_n = leading_system(stored)
-        head, state = stored[:head_n], list(stored[head_n:])
-        before = self._request_count(head, state)
+        clearing = self._clearing
+        clearing.follow(stored)
+        before = tokens if self.model_count else clearing.view.value()
         if before <= self.trigger:
             return Decision()
-        candidates = [i for i, e in enumerate(state) if is_tool(e.message)]
-        candidates = [] if self.keep >= len(candidates) else candidates[: len(candidates) - self.keep] \
-            if self.keep else candidates
-        original = list(state)
-        cleared_inputs: dict[int, list[str]] = {}
-        cleared = 0
-        for i in candidates:
-            message = state[i].message
-            if _editing_state(message).get("cleared"):
-                continue
-            ai = next((j for j in range(i - 1, -1, -1) if state[j].message.role == "assistant"), None)
-            if ai is None:
-                continue
-            result = message.tool_result
-            call = next((c for c in state[ai].message.tool_calls if c.id == result.call_id), None)
-            if call is None:
-                continue
-            if (message.name or call.name) in self.exclude_tools:
-                continue
-            state[i] = self.edited(original[i], "cleared", self._clear, mark="placeholder")
-            cleared += 1
-            if self.clear_inputs:
-                ids = cleared_inputs.setdefault(ai, [])
-                ids.append(result.call_id)
-                state[ai] = self.edited(original[ai], "inputs:" + ",".join(sorted(ids)),
-                                        lambda m, ids=tuple(ids): _clear_inputs(m, ids), mark="inputs-cleared")
-            if self.clear_at_least > 0 and before - self._request_count(head, state) >= self.clear_at_least:
-                break
+        cleared = clearing.clear(max(clearing.tool_results - self.keep, 0), before, self.clear_at_least)
         if not cleared:
             return Decision(triggered=True, note="triggered; no tool result may be cleared")
-        freed = before - self._request_count(head, state)
-        return Decision([*head, *state], True, f"cleared {plural(cleared, 'tool result')} ({freed:,} tokens)")
+        freed = before - clearing.request.value()
+        return Decision.sending(clearing.sent, True, f"cleared {plural(cleared, 'tool result')} ({freed:,} tokens)")
 
-    def _clear(self, message: Message) -> Message:
+    def cleared(self, message: Message) -> Message:
+        """A tool message with its result replaced by the placeholder (and the edit recorded in its meta)."""
         edited = with_result_text(message, self.placeholder)
         return edited.with_meta(context_editing={**_editing_state(message), "cleared": True,
                                                  "strategy": "clear_tool_uses"})
+
+
+class _ResultClearing(MiddlewareMessages):
+    """What ClearToolUsesEdit would clear in the history so far, kept up to date as it grows.
+
+    Whether a tool result may be cleared never changes once it is in the history (its meta, the nearest AI message
+    before it and that message's calls are fixed), so each is judged once. ``view`` counts the messages as they
+    are; ``request`` counts what the middleware measures after clearing; ``sent`` is what the model receives.
+    """
+
+    def __init__(self, runner: ClearToolUsesRunner) -> None:
+        super().__init__(runner.counter)
+        self.runner = runner
+
+    def restart(self) -> None:
+        super().restart()
+        runner = self.runner
+        self.sent = runner.masked_view(self.stored)
+        self.request = self.sent if runner.model_count else MaskedView(self.stored, self.counter, ())
+        self.tool_results = 0
+        self._tool_positions: list[int] = []
+        self._assistant: int | None = None  # the latest AI message
+        self._clearable: dict[int, int] = {}  # tool result position -> its AI message's position
+        self._examined = 0  # the first tool results already looked at
+        self._cleared: dict[int, None] = {}  # cleared tool results, in the order they were cleared
+        self._inputs: dict[int, list[str | None]] = {}  # AI message position -> call ids whose inputs are cleared
+
+    def feed(self, position: int, entry: Entry) -> None:
+        head = self.head
+        super().feed(position, entry)
+        if self.head > head:
+            if self.request is not self.sent:
+                self.request.omit(position)
+            return
+        message = entry.message
+        if is_tool(message):
+            self.tool_results += 1
+            self._tool_positions.append(position)
+            if self._may_clear(message):
+                self._clearable[position] = self._assistant
+        if message.role == "assistant":
+            self._assistant = position
+
+    def _may_clear(self, message: Message) -> bool:
+        """Not cleared before, answered by the nearest AI message before it, and not of an excluded tool."""
+        if _editing_state(message).get("cleared") or self._assistant is None:
+            return False
+        result = message.tool_result
+        call = next((c for c in self.stored[self._assistant].message.tool_calls if c.id == result.call_id), None)
+        return call is not None and (message.name or call.name) not in self.runner.exclude_tools
+
+    def clear(self, candidates: int, before: int, at_least: int) -> int:
+        """Clear the first ``candidates`` tool results that may be, oldest first; with ``at_least``, only until
+        that many tokens are freed (recomputed from none cleared, as the freed count moves with the history).
+        Returns how many are cleared."""
+        if at_least > 0:
+            self._restore()
+        while self._examined < candidates:
+            position = self._tool_positions[self._examined]
+            self._examined += 1
+            if position not in self._clearable:
+                continue
+            self._clear(position)
+            if at_least > 0 and before - self.request.value() >= at_least:
+                break
+        return len(self._cleared)
+
+    def _clear(self, position: int) -> None:
+        self._cleared[position] = None
+        self._refresh(position)
+        if self.runner.clear_inputs:
+            assistant = self._clearable[position]
+            self._inputs.setdefault(assistant, []).append(self.stored[position].message.tool_result.call_id)
+            self._refresh(assistant)
+
+    def _restore(self) -> None:
+        edited = [*self._cleared, *self._inputs]
+        self._cleared, self._inputs, self._examined = {}, {}, 0
+        for position in edited:
+            self._refresh(position)
+
+    def _refresh(self, position: int) -> None:
+        """Send for ``position`` what the edits now say (cleared inputs win over a cleared result)."""
+        entry, runner = self.stored[position], self.runner
+        ids = self._inputs.get(position)
+        if ids:
+            entry = runner.edited(entry, "inputs:" + ",".join(sorted(ids)),
+                                  lambda m, ids=tuple(ids): _clear_inputs(m, ids), mark="inputs-cleared")
+        elif position in self._cleared:
+            entry = runner.edited(entry, "cleared", runner.cleared, mark="placeholder")
+        self.sent.replace(position, entry)
+        if self.request is not self.sent:
+            self.request.replace(position, entry)
 
 
 def _editing_state(message: Message) -> dict[str, Any]:

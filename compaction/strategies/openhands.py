@@ -24,7 +24,7 @@ from ..conversation import Message
 from ..history import Entry, inserted
 from ..tokens import render_haystack
 from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
-from .history_runner import Decision, HistoryRunner, plural, with_result_text
+from .history_runner import Decision, Follower, HistoryRunner, plural, with_result_text
 
 DOCS = "https://github.com/All-Hands-AI/OpenHands/tree/main/openhands/memory/condenser/impl"
 DOCS_V1 = "https://github.com/OpenHands/software-agent-sdk/tree/main/openhands-sdk/openhands/sdk/context/condenser"
@@ -42,6 +42,12 @@ def is_observation(entry: Entry) -> bool:
 
 def is_condensation_summary(entry: Entry) -> bool:
     return entry.inserted == "summary"
+
+
+def pairing_note(note: str, removed: int) -> str:
+    """``note`` followed by what ConversationMemory left out."""
+    return "; ".join(n for n in (note, f"{plural(removed, 'unmatched tool message')} left out by ConversationMemory")
+                     if n)
 
 
 # ------------------------------------------------------------------------------------------------ sending
@@ -62,9 +68,7 @@ class OpenHandsRunner(HistoryRunner):
         sent, removed = self._matched_only(base)
         if not removed:
             return view
-        note = "; ".join(n for n in (view.note, f"{plural(removed, 'unmatched tool message')} left out by "
-                                     "ConversationMemory") if n)
-        return Decision(sent, view.triggered, note, view.target, view.model_calls)
+        return Decision(sent, view.triggered, pairing_note(view.note, removed), view.target, view.model_calls)
 
     def _matched_only(self, entries: list[Entry]) -> tuple[list[Entry], int]:
         calls = {c.id for e in entries if e.message.role == "assistant" for c in e.message.tool_calls if c.id}
@@ -105,16 +109,103 @@ class ObservationMasking(OpenHandsRunner):
         self.window = int(params["attention_window"])
         if self.window < 1:
             raise ValueError(f"attention_window must be at least 1, got {self.window}")
+        self._masking = _PairedMasking(self)
 
-    def condense(self, stored: list[Entry], tokens: int) -> Decision:
-        limit = len(stored) - self.window
-        masked = [i for i, e in enumerate(stored) if i < limit and is_observation(e)]
-        if not masked:
+    def project(self, stored: list[Entry], tokens: int) -> Decision:
+        masking = self._masking
+        masking.follow(stored)
+        masked = masking.advance(len(stored) - self.window)
+        removed = masking.removed
+        if not masked and not removed:
             return Decision()
-        out = list(stored)
-        for i in masked:
-            out[i] = self.edited(stored[i], "masked", lambda m: with_result_text(m, MASKED), mark="masked")
-        return Decision(out, True, f"{plural(len(masked), 'observation')} masked")
+        note = f"{plural(masked, 'observation')} masked" if masked else ""
+        return Decision.sending(masking.view, bool(masked), pairing_note(note, removed) if removed else note)
+
+
+class _PairedMasking(Follower):
+    """ObservationMasking's view, kept up to date as the history grows: the observations before the attention
+    window masked (the window only moves forward), and ConversationMemory's filter applied.
+
+    The filter's sets of called and answered ids only grow, so an entry it leaves out comes back at most once: a
+    tool result when a call with its id appears, an AI message when its first call is answered (keeping its
+    answered calls only, until all are).
+    """
+
+    def __init__(self, runner: ObservationMasking) -> None:
+        super().__init__()
+        self.runner = runner
+
+    def restart(self) -> None:
+        self.view = self.runner.masked_view(self.stored)
+        self._observations: list[int] = []
+        self._masked = 0
+        self._called: set[str] = set()
+        self._answered: set[str] = set()
+        self._uncalled: dict[str, list[int]] = {}  # call id -> results left out until a call with that id
+        self._unanswered: dict[str, list[int]] = {}  # call id -> AI messages waiting for that result
+        self._partial: set[int] = set()  # AI messages sent with some of their calls only
+
+    @property
+    def removed(self) -> int:
+        """Tool messages the filter leaves out or cuts down (what ConversationMemory reports)."""
+        return self.view.omitted + len(self._partial)
+
+    def advance(self, limit: int) -> int:
+        """Mask the observations before position ``limit``; how many are masked."""
+        while self._masked < len(self._observations) and self._observations[self._masked] < limit:
+            position = self._observations[self._masked]
+            self.view.replace(position, self.runner.edited(self.stored[position], "masked",
+                                                           lambda m: with_result_text(m, MASKED), mark="masked"))
+            self._masked += 1
+        return self._masked
+
+    def feed(self, position: int, entry: Entry) -> None:
+        message = entry.message
+        result = message.tool_result
+        if is_observation(entry):
+            self._observations.append(position)
+        if message.role == "assistant":
+            for c in message.tool_calls:
+                if c.id and c.id not in self._called:
+                    self._called.add(c.id)
+                    for waiting in self._uncalled.pop(c.id, ()):
+                        self.view.include(waiting)
+        if result is not None and result.call_id:
+            self._answer(result.call_id)
+            if result.call_id not in self._called:
+                self._uncalled.setdefault(result.call_id, []).append(position)
+                self.view.omit(position)
+        elif message.role == "assistant" and message.tool_calls:
+            for c in message.tool_calls:
+                if c.id and c.id not in self._answered:
+                    self._unanswered.setdefault(c.id, []).append(position)
+            self._pair(position)
+
+    def _answer(self, call_id: str) -> None:
+        if call_id in self._answered:
+            return
+        self._answered.add(call_id)
+        for waiting in self._unanswered.pop(call_id, ()):
+            self._pair(waiting)
+
+    def _pair(self, position: int) -> None:
+        """Send AI message ``position`` with its answered calls, or leave it out when none is answered."""
+        entry = self.stored[position]
+        calls = entry.message.tool_calls
+        matched = tuple(c for c in calls if c.id in self._answered)
+        if not matched:
+            self._partial.discard(position)
+            self.view.omit(position)
+            return
+        self.view.include(position)
+        if len(matched) == len(calls):
+            self._partial.discard(position)
+        else:
+            self._partial.add(position)
+            kind = "unmatched-calls:" + ",".join(str(c.id) for c in matched)
+            entry = self.runner.edited(entry, kind, lambda msg, kept=matched: replace(msg, tool_calls=kept),
+                                       mark="unmatched-calls-removed")
+        self.view.replace(position, entry)
 
 
 class RecentEvents(OpenHandsRunner):
@@ -134,17 +225,16 @@ class RecentEvents(OpenHandsRunner):
             raise ValueError(f"max_events must be at least 1, got {self.max_events}")
 
     def condense(self, stored: list[Entry], tokens: int) -> Decision:
-        positions = list(range(len(stored)))
+        positions = range(len(stored))  # ranges slice like the lists OpenHands slices, without building them
         head = positions[: self.keep_first]
         tail_length = max(0, self.max_events - len(head))
         tail = positions[-tail_length:]
-        chosen = head + tail
-        if chosen == positions:
+        if tail.start == len(head):  # head and tail meet: every event, once
             return Decision()
         out: list[Entry] = []
         seen: set[int] = set()
         duplicates = 0
-        for i in chosen:
+        for i in (*head, *tail):
             if i in seen:
                 out.append(inserted(stored[i].message, "reinserted", [stored[i]], duplicate=True))
                 duplicates += 1

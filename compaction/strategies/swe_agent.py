@@ -19,7 +19,7 @@ from typing import Any
 from ..conversation import Image, Message
 from ..history import Entry, inserted
 from .base import SUMMARIZER_PARAMS, Param, RunContext, Runner, StrategyInfo, register
-from .history_runner import Decision, HistoryRunner, leading_system, plural, text_of, with_text
+from .history_runner import Decision, Follower, HistoryRunner, leading_system, plural, text_of, with_text
 
 DOCS = "https://github.com/SWE-agent/SWE-agent/blob/main/sweagent/agent/history_processors.py"
 PAPER = "https://arxiv.org/abs/2508.21433"
@@ -33,31 +33,36 @@ SUMMARY_INSTRUCTION = (
 
 
 # ------------------------------------------------------------------------------------------------ observations
-def has_swe_labels(entries: Sequence[Entry]) -> bool:
-    return any("message_type" in e.message.meta for e in entries)
+def is_labelled(entry: Entry) -> bool:
+    """Whether the entry carries SWE-agent's ``message_type`` label."""
+    return "message_type" in entry.message.meta
 
 
-def observation_positions(entries: Sequence[Entry]) -> list[int]:
-    """Positions of the observations (demonstrations excluded), in order.
+class Observations:
+    """The observations of a history (demonstrations and inserted entries excluded), read entry by entry.
 
     With SWE-agent's ``message_type`` labels, the labels decide (tool results count too). Without them: in a log
     with tool results, those are the observations, led by the first user message (the task); in a text-action log
     (no tool results at all) every user message is one, as SWE-agent feeds environment output back as user turns.
+    ``labelled`` and ``text_actions`` are facts about the whole history: a reader over a growing history starts
+    again when new entries change them.
     """
-    labelled = has_swe_labels(entries)
-    text_actions = not labelled and not any(e.message.tool_result is not None for e in entries)
-    out: list[int] = []
-    task_seen = labelled
-    for i, e in enumerate(entries):
-        m = e.message
-        if e.inserted is not None or m.meta.get("is_demo"):
-            continue
+
+    def __init__(self, labelled: bool, text_actions: bool) -> None:
+        self.labelled, self.text_actions = labelled, text_actions
+        self._task_seen = labelled
+
+    def is_observation(self, entry: Entry) -> bool:
+        """Whether the next entry is an observation."""
+        m = entry.message
+        if entry.inserted is not None or m.meta.get("is_demo"):
+            return False
         if m.tool_result is not None or m.meta.get("message_type") == "observation":
-            out.append(i)
-        elif m.role == "user" and (text_actions or not task_seen):
-            out.append(i)
-            task_seen = True
-    return out
+            return True
+        if m.role == "user" and (self.text_actions or not self._task_seen):
+            self._task_seen = True
+            return True
+        return False
 
 
 def elided_text(message: Message) -> str:
@@ -87,17 +92,69 @@ class LastNObservations:
         self.n, self.polling = n, polling
         self.remove_tags, self.keep_tags = set(remove_tags), set(keep_tags)
 
-    def elided(self, entries: Sequence[Entry]) -> list[int]:
-        """Positions whose output is replaced."""
-        observations = observation_positions(entries)
-        last_removed = max(0, (len(observations) // self.polling) * self.polling - self.n)
-        omit = set(observations[1:last_removed])
-        out = []
-        for i in observations:
-            tags = _tags(entries[i].message)
-            if (i in omit and not tags & self.keep_tags) or tags & self.remove_tags:
-                out.append(i)
-        return out
+    def ages_out(self, observations: int) -> int:
+        """How many of the first observations are old enough to elide (the very first one excepted) when there
+        are ``observations`` of them."""
+        return max(0, (observations // self.polling) * self.polling - self.n)
+
+    def elides(self, message: Message, aged: bool) -> bool:
+        """Whether an observation's output is replaced, ``aged`` when it is old enough."""
+        tags = _tags(message)
+        return bool((aged and not tags & self.keep_tags) or tags & self.remove_tags)
+
+
+class _Elision(Follower):
+    """The observations LastNObservations elides in the history so far, kept up to date as it grows (the elided
+    range only moves forward; a label or first tool result that changes what an observation is starts it again)."""
+
+    def __init__(self, runner: SweAgentRunner, masking: LastNObservations) -> None:
+        super().__init__()
+        self.runner, self.masking = runner, masking
+
+    def follow(self, stored: list[Entry]) -> None:
+        new = self.unread(stored)
+        if new is not None and self._changes_observations(new):
+            self.start_over()
+        super().follow(stored)
+
+    def _changes_observations(self, new: Sequence[Entry]) -> bool:
+        """Whether ``new`` entries change what an observation is (a first label, a first tool result)."""
+        now = self.observations
+        labelled = now.labelled or any(is_labelled(e) for e in new)
+        text_actions = not labelled and now.text_actions and not any(e.message.tool_result is not None for e in new)
+        return (labelled, text_actions) != (now.labelled, now.text_actions)
+
+    def restart(self) -> None:
+        labelled = any(is_labelled(e) for e in self.stored)
+        text_actions = not labelled and not any(e.message.tool_result is not None for e in self.stored)
+        self.observations = Observations(labelled, text_actions)
+        self.view = self.runner.masked_view(self.stored)
+        self._positions: list[int] = []
+        self._aged = 1  # observations[1:aged] have been judged as aged (the first one never ages)
+        self.elided: set[int] = set()
+
+    def feed(self, position: int, entry: Entry) -> None:
+        if not self.observations.is_observation(entry):
+            return
+        self._positions.append(position)
+        if self.masking.elides(entry.message, aged=False):
+            self._elide(position)
+
+    def advance(self) -> int:
+        """Elide the observations that aged out; how many are elided in all."""
+        aged = self.masking.ages_out(len(self._positions))
+        for position in self._positions[self._aged:aged]:
+            if self.masking.elides(self.stored[position].message, aged=True):
+                self._elide(position)
+        self._aged = max(self._aged, aged)
+        return len(self.elided)
+
+    def _elide(self, position: int) -> None:
+        if position in self.elided:
+            return
+        self.elided.add(position)
+        self.view.replace(position, self.runner.edited(self.stored[position], "masked",
+                                                       lambda m: with_text(m, elided_text(m)), mark="masked"))
 
 
 # ------------------------------------------------------------------------------------------------ summary
@@ -150,18 +207,17 @@ class SweAgentRunner(HistoryRunner):
         self.projects = masking is not None
         super().__init__(ctx)
         self.params, self.masking, self.summary = params, masking, summary
+        self._elision = _Elision(self, masking) if masking is not None else None
 
     def rewrite(self, stored: list[Entry], tokens: int) -> Decision:
         return self.summary.apply(self, self.params, stored) if self.summary is not None else Decision()
 
     def project(self, stored: list[Entry], tokens: int) -> Decision:
-        positions = self.masking.elided(stored)
-        if not positions:
+        self._elision.follow(stored)
+        elided = self._elision.advance()
+        if not elided:
             return Decision()
-        out = list(stored)
-        for i in positions:
-            out[i] = self.edited(stored[i], "masked", lambda m: with_text(m, elided_text(m)), mark="masked")
-        return Decision(out, True, f"{plural(len(positions), 'observation')} elided")
+        return Decision.sending(self._elision.view, True, f"{plural(elided, 'observation')} elided")
 
 
 def _masking(p: Mapping[str, Any]) -> LastNObservations:
