@@ -128,37 +128,41 @@ class Timeline:
     def snapshot(self, entries: Sequence[Entry], next_original: int, changed_from: int | None = None) -> int:
         """Record the runner's stored history after a change; returns the new snapshot's index. ``changed_from``:
         the runner's word that nothing before that position changed since the last snapshot (see
-        :meth:`~compaction.strategies.Runner.first_change`), which spares comparing that prefix."""
+        :meth:`~compaction.strategies.Runner.first_change`): only what follows it is read, compared and copied."""
         before = self._history
-        after = list(entries)  # the runner may change its own list later
-        n_before, n_after = len(before), len(after)
-        limit = min(n_before, n_after)
-        start = first_difference(before, after, limit, changed_from or 0)
-        tail = last_difference(before, after, limit - start)
-        old_middle = before[start:n_before - tail]
-        new_middle = after[start:n_after - tail]
+        kept = 0 if changed_from is None else max(0, min(changed_from, len(before), len(entries)))
+        old = before[kept:]
+        new = list(entries[kept:]) if isinstance(entries, list) else list(entries)[kept:]  # the runner's list lives on
+        limit = min(len(old), len(new))
+        first = first_difference(old, new, limit)
+        tail = last_difference(old, new, limit - first)
+        old_middle = old[first:len(old) - tail]
+        new_middle = new[first:len(new) - tail]
         old_ids = set(map(id, old_middle))
         new_ids = set(map(id, new_middle))
         removed = tuple(e for e in old_middle if not e.excluded and id(e) not in new_ids)
         added = tuple(e for e in new_middle if not e.excluded and id(e) not in old_ids)
-        excluded_after_start = excluded_in(before, start) if self._excluded else 0
-        common_sent, resume = _common_sent(before, after, start, start - (self._excluded - excluded_after_start))
+        start = kept + first
+        sent_before_start = start - (self._excluded - excluded_in(old, first)) if self._excluded else start
+        common_sent, resume = _common_sent(old, new, first, sent_before_start)
         self._excluded += sum(map(_excluded, new_middle)) - sum(map(_excluded, old_middle))
-        self.changes.append(Change(removed, added, self._apply(removed, added), common_sent, resume))
-        self.snapshots.append(self._store(after, start, next_original))
-        self._history = after
+        self.changes.append(Change(removed, added, self._apply(removed, added), common_sent, kept + resume))
+        self.snapshots.append(self._store(before, kept, new, start, next_original))
+        before[kept:] = new
         return len(self.snapshots) - 1
 
     # --------------------------------------------------------------------------------------------- internals
-    def _store(self, after: list[Entry], start: int, next_original: int) -> Snapshot:
-        """The snapshot of ``after``, whose first ``start`` entries are those of the history before it (the
-        previous snapshot holds only part of them: the originals appended since are not in it)."""
+    def _store(self, before: list[Entry], kept: int, new: list[Entry], start: int, next_original: int) -> Snapshot:
+        """The snapshot of the history ``before[:kept] + new``, whose first ``start`` entries are those of the
+        history before it (the previous snapshot holds only part of them: the originals appended since are not in
+        it)."""
         base = len(self.snapshots) - 1
         shared = min(start, self.snapshots[base].size)
         depth = self.snapshots[base].depth + 1
         if shared == 0 or depth >= KEYFRAME_DEPTH:
-            return Snapshot(-1, 0, tuple(after), next_original, 0)
-        return Snapshot(base, shared, tuple(after[shared:]), next_original, depth)
+            return Snapshot(-1, 0, (*before[:kept], *new), next_original, 0)
+        own = new[shared - kept:] if shared >= kept else [*before[shared:kept], *new]
+        return Snapshot(base, shared, tuple(own), next_original, depth)
 
     def _apply(self, removed: tuple[Entry, ...], added: tuple[Entry, ...]) -> dict[int, Fate]:
         """Update who is sent and represented; the fates that changed."""
@@ -200,8 +204,9 @@ class Timeline:
 
 
 def _common_sent(before: list[Entry], after: list[Entry], start: int, sent_before_start: int) -> tuple[int, int]:
-    """(leading sent messages that are the same objects in both, position in ``after`` where its sent suffix
-    starts): the first ``start`` entries are shared, then sent entries are compared one by one."""
+    """(leading sent messages that are the same objects in both histories, position in ``after`` where its sent
+    suffix starts): the first ``start`` entries are shared (``sent_before_start`` of them sent, counting those before
+    the two lists), then sent entries are compared one by one."""
     old = (e for e in before[start:] if not e.excluded)  # a slice: islice would walk the prefix
     position, common = start, sent_before_start
     for e in after[start:]:

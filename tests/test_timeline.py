@@ -94,9 +94,11 @@ def _edit(history: list[Entry], kind: str, at: int, width: int, next_original: i
 
 
 @settings(max_examples=300, deadline=None)
-@given(EDITS)
-def test_random_edit_sequences_match_brute_force(edits: list[tuple[str, int, int]]) -> None:
-    timeline = Timeline()
+@given(EDITS, st.floats(0, 1))
+def test_random_edit_sequences_match_brute_force(edits: list[tuple[str, int, int]], hint_share: float) -> None:
+    """Two timelines follow the same edits: one compares whole histories, the other is told a lower bound of the
+    first changed position (as a runner's first_change() does)."""
+    timelines = (Timeline(), Timeline())
     history: list[Entry] = []
     fates: dict = {}
     originals = 0
@@ -106,15 +108,21 @@ def test_random_edit_sequences_match_brute_force(edits: list[tuple[str, int, int
                 entry = original(_message(originals), originals)
                 originals += 1
                 history.append(entry)
-                timeline.append(entry)
+                for timeline in timelines:
+                    timeline.append(entry)
             continue
         before = list(history)
         history = _edit(history, kind, at, width, originals)
-        index = timeline.snapshot(history, originals)
-        assert_change_matches(timeline.changes[index], before, history, kind)
-        apply_fates(fates, timeline.changes[index])
+        first = next((k for k, (a, b) in enumerate(zip(before, history)) if a is not b), min(len(before), len(history)))
+        plain, hinted = timelines
+        index = plain.snapshot(history, originals)
+        assert hinted.snapshot(history, originals, int(first * hint_share)) == index
+        assert_change_matches(plain.changes[index], before, history, kind)
+        assert hinted.changes[index] == plain.changes[index]
+        apply_fates(fates, plain.changes[index])
         assert fates == fates_of(history, originals)
-        assert materialize(timeline.snapshots, index) == tuple(history)
+        for timeline in timelines:
+            assert materialize(timeline.snapshots, index) == tuple(history)
 
 
 def test_long_chains_get_keyframes_and_rebuild_from_any_cache() -> None:
