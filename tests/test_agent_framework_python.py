@@ -104,9 +104,10 @@ def real_view(messages: list[AFMessage], origin: dict[int, int]) -> list[tuple]:
 
 
 def our_view(runner: PythonRunner) -> list[tuple]:
-    return [(r.entry.origin, r.message_id, r.group_id, r.kind, r.group_index, r.has_reasoning, r.excluded,
+    h = runner.history
+    return [(r.entry.origin, r.message_id, r.group_id, r.kind, index, r.has_reasoning, r.excluded,
              r.reason if r.excluded else None, r.message.text if r.entry.origin is None else None)
-            for r in runner.history.records]
+            for r, index in zip(h.records, h.group_indices(), strict=True)]
 
 
 def drive(conv, name: str, params: dict, real_strategy, recorder: RecordingSummarizer | None = None) -> int:
