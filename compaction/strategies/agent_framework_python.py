@@ -476,7 +476,7 @@ class History:
                                 and not self._linked_across(start))
         self._assign_ids(start)
         uncut = self._regroup(start, self._spans(start))
-        self._canonical = start == 0 or (untied and uncut)
+        self._canonical = self._first_unannotated is None and (start == 0 or (untied and uncut))
 
     def _annotate_alone(self, position: int, r: Record) -> bool:
         """Annotate the just inserted ``r`` alone when that gives what the pass ``annotate(from_index=position)``
