@@ -285,9 +285,11 @@ class History:
         self._included_messages += 1
 
     def position(self, r: Record) -> int:
+        """Where ``r`` is in the list now."""
         return bisect_left(self.records, r.key, key=_ORDER)
 
     def entries(self) -> tuple[Entry, ...]:
+        """The list as stored entries (see ``Record.stored``)."""
         stored = self._stored
         for r in self._stale:
             stored[self.position(r)] = r.stored()
@@ -308,6 +310,7 @@ class History:
         self._stale.add(r)
 
     def has_message_id(self, message_id: str) -> bool:
+        """Some message of the list has this id (its own or the one the framework gave it)."""
         return message_id in self._ids
 
     # ---------------------------------------------------------------------------------------------- tokens
@@ -370,10 +373,12 @@ class History:
 
     # ---------------------------------------------------------------------------------------------- group views
     def members(self, gid: str) -> list[Record]:
+        """The group's messages in order (a copy)."""
         g = self._groups.get(gid)
         return list(g.members) if g is not None else []
 
     def kind(self, gid: str) -> str | None:
+        """The kind of the group's first message (what the framework's kind map says)."""
         g = self._groups.get(gid)
         return g.members[0].kind if g is not None else None
 
@@ -383,9 +388,11 @@ class History:
         return self.position(g.members[0]) if g is not None else None
 
     def system_groups(self) -> list[str]:
+        """System groups in order, included or not."""
         return self._kinds["system"].gids()
 
     def first_user_group(self) -> str | None:
+        """The first user group, included or not."""
         return self._kinds["user"].first()
 
     def included_groups(self) -> list[str]:
@@ -393,9 +400,11 @@ class History:
         return self._included.gids()
 
     def included_non_system_groups(self, newest_first: bool = False) -> Iterator[str]:
+        """Non-system groups with an included message, walked lazily in order (or from the newest)."""
         return self._included_non_system.walk(newest_first)
 
     def included_tool_groups(self) -> list[str]:
+        """Tool-call groups with an included message, in order."""
         return self._included_tools.gids()
 
     def minimum_retained(self) -> set[str]:
