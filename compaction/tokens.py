@@ -576,11 +576,13 @@ def framework_message_ids(messages: Sequence[Message]) -> list[str | None]:
     taken = {own for m in messages if (own := own_message_id(m)) is not None}
     assigned: list[str | None] = []
     for position, m in enumerate(messages):
-        assigned.append(None if own_message_id(m) is not None else _free_id(position, len(messages), taken))
+        assigned.append(None if own_message_id(m) is not None else free_message_id(position, len(messages), taken))
     return assigned
 
 
-def _free_id(position: int, fallback_from: int, taken: set[str]) -> str:
+def free_message_id(position: int, fallback_from: int, taken: set[str]) -> str:
+    """The id agent-framework-core gives a message at ``position``: ``msg_<position>``, or when taken the next free
+    ``msg_<n>`` from ``n = fallback_from`` (the id is added to ``taken``)."""
     candidate = f"msg_{position}"
     number = fallback_from
     while candidate in taken:
@@ -605,7 +607,7 @@ class _MafPythonTally(Tally):
             self._taken.add(own)
             assigned = None
         else:
-            assigned = _free_id(self._n, self._n + 1, self._taken)
+            assigned = free_message_id(self._n, self._n + 1, self._taken)
         self._total += self._counter.tokens(message, assigned)
         self._n += 1
 

@@ -10,6 +10,7 @@ reasons, inserted digests and summaries byte for byte — and so must the token 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +30,15 @@ from agent_framework import (
 from agent_framework import Message as AFMessage
 from agent_framework._compaction import annotate_message_groups, annotate_token_counts, included_token_count
 from conftest import REAL_LOGS, sample_paths
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import compaction
-from compaction.formats.agent_framework import write
+from compaction.conversation import Conversation, Message, Source, ToolCall, assistant, system, tool, user
+from compaction.formats.agent_framework import message_to_maf, write
 from compaction.history import original
 from compaction.strategies import RunContext, get_strategy, registry
-from compaction.strategies.agent_framework_python import DEFAULT_PYTHON_SUMMARY_PROMPT, PythonRunner
+from compaction.strategies.agent_framework_python import DEFAULT_PYTHON_SUMMARY_PROMPT, History, PythonRunner
 from compaction.summarizers import Summarizer, SummaryCall, SummaryRequest
 from compaction.tokens import make_counter
 
@@ -104,13 +108,16 @@ def real_view(messages: list[AFMessage], origin: dict[int, int]) -> list[tuple]:
 
 
 def our_view(runner: PythonRunner) -> list[tuple]:
-    return [(r.entry.origin, r.message_id, r.group_id, r.kind, r.group_index, r.has_reasoning, r.excluded,
+    h = runner.history
+    return [(r.entry.origin, r.message_id, r.group_id, r.kind, index, r.has_reasoning, r.excluded,
              r.reason if r.excluded else None, r.message.text if r.entry.origin is None else None)
-            for r in runner.history.records]
+            for r, index in zip(h.records, h.group_indices(), strict=True)]
 
 
-def drive(conv, name: str, params: dict, real_strategy, recorder: RecordingSummarizer | None = None) -> int:
-    """Run both sides call by call; assert they agree after every call. Returns the number of compacting calls."""
+def drive(conv, name: str, params: dict, real_strategy, recorder: RecordingSummarizer | None = None,
+          check: Callable[[History], None] | None = None) -> int:
+    """Run both sides call by call; assert they agree after every call (and ``check`` our history, when given).
+    Returns the number of compacting calls."""
     info = get_strategy(f"agent_framework_python.{name}")
     runner = info.build(info.resolve_params(params), RunContext(make_counter("maf-python")))
     if recorder is not None:
@@ -135,6 +142,8 @@ def drive(conv, name: str, params: dict, real_strategy, recorder: RecordingSumma
             call = f"{name} {params} call before message {i}"
             assert our_view(runner) == real_view(working, origin), call
             assert (outcome.tokens_before, outcome.tokens_sent) == (before, sent), call
+            if check is not None:
+                check(runner.history)
             compactions += outcome.compacted
         runner.append(original(message, i))
         working.append(real_messages[i])
@@ -368,3 +377,272 @@ def test_other_formats_with_reasoning_and_provider_ids(relative, has_reasoning):
     recorder = RecordingSummarizer(None)  # type: ignore[arg-type]
     real = SummarizationStrategy(client=EchoClient(recorder), prompt=DEFAULT_PYTHON_SUMMARY_PROMPT)
     assert drive(conv, "summarization", {}, real, recorder)
+
+
+# ------------------------------------------------------------------ incremental bookkeeping vs recomputation
+# History keeps the framework's annotations and its strategies' group views up to date as the list changes, and
+# skips re-annotating what a pass would leave unchanged. These checks recompute all of it the straightforward way
+# after every call: group views by walking the records, the call scan afresh, and — whenever History counts its
+# annotation as the full one (the condition for skipping a pass) — the framework annotating the whole list anew.
+def assert_bookkeeping_matches_recomputation(h: History) -> None:
+    """Every view History keeps equals the one a walk over its records gives."""
+    recs = h.records
+    assert all(r.group_id is not None for r in recs)  # right after a call, everything is annotated
+    assert all(a.key < b.key for a, b in zip(recs, recs[1:]))
+    assert [h.position(r) for r in recs] == list(range(len(recs)))
+    grouped: dict[str, list] = {}
+    for r in recs:
+        grouped.setdefault(r.group_id, []).append(r)
+    kinds = {g: rs[0].kind for g, rs in grouped.items()}
+    included = [g for g, rs in grouped.items() if any(not r.excluded for r in rs)]
+    non_system = [g for g in included if kinds[g] != "system"]
+    for gid, members in grouped.items():
+        assert (h.members(gid), h.kind(gid), h.start(gid)) == (members, kinds[gid], recs.index(members[0]))
+    assert h.included_groups() == included
+    assert list(h.included_non_system_groups()) == non_system
+    assert list(h.included_non_system_groups(newest_first=True)) == non_system[::-1]
+    assert h.included_tool_groups() == [g for g in included if kinds[g] == "tool_call"]
+    assert h.system_groups() == [g for g in grouped if kinds[g] == "system"]
+    assert h.first_user_group() == next((g for g in grouped if kinds[g] == "user"), None)
+    assert h.minimum_retained() == ({(non_system or included)[-1]} if included else set())
+    for reason in {r.reason for r in recs if r.reason} | {"never given"}:
+        assert list(h.groups_in_order(unless_excluded_as=reason)) == [
+            g for g, rs in grouped.items() if not all(r.excluded and r.reason == reason for r in rs)]
+    assert h.included_messages() == sum(not r.excluded for r in recs)
+    assert h.included_non_system_messages() == sum(not r.excluded for r in recs if kinds[r.group_id] != "system")
+    assert h.included_tokens() == sum(h.tokens(r) for r in recs if not r.excluded)
+    assert all(a is b for a, b in zip(h.entries(), [r.stored() for r in recs], strict=True))
+    unmatched: dict[tuple[str, str], list] = {}
+    for r in recs:
+        found = []
+        for role, call_type, call_id in r.calls:
+            if role == "declare":
+                unmatched.setdefault((call_type, call_id), []).append(r)
+                continue
+            candidates = unmatched.get((call_type, call_id))
+            if candidates:
+                found += candidates
+                if len(candidates) == 1:
+                    candidates.pop()
+        assert r.candidates == tuple(found)
+
+
+def full_annotation(h: History) -> list[tuple]:
+    """The framework annotating our current list from scratch (``force_reannotate``), with our message ids and
+    exclusion flags: (message id, group id, kind, index, has_reasoning, excluded) per message."""
+    messages = []
+    for r in h.records:
+        d = message_to_maf(r.message, 0)
+        d["message_id"] = r.message_id
+        d["additional_properties"]["_excluded"] = r.excluded
+        messages.append(AFMessage.from_dict(d))
+    annotate_message_groups(messages, force_reannotate=True)
+    return [(m.message_id, g["id"], g["kind"], g["index"], g["has_reasoning"], m.additional_properties["_excluded"])
+            for m in messages for g in (m.additional_properties["_group"],)]
+
+
+def check_history(h: History) -> None:
+    """The bookkeeping matches a recomputation, and an annotation History counts as the full one is it."""
+    assert_bookkeeping_matches_recomputation(h)
+    if h._canonical:  # what lets an insert skip its pass (see History._annotate_alone)
+        ours = [(r.message_id, r.group_id, r.kind, i, r.has_reasoning, r.excluded)
+                for r, i in zip(h.records, h.group_indices(), strict=True)]
+        full = full_annotation(h)
+        if h._partial:  # a full pass would include a partly excluded linked group whole: compare annotations only
+            ours, full = [o[:5] for o in ours], [f[:5] for f in full]
+        assert ours == full
+
+
+def drive_case(conv, case: str, check: Callable[[History], None] = check_history) -> int:
+    """Drive one of CASES against the framework (see ``drive``), checking our history after every call."""
+    name, params, make_real = CASES[case]
+    recorder = RecordingSummarizer(None) if name == "summarization" else None  # type: ignore[arg-type]
+    real = make_real(EchoClient(recorder)) if recorder is not None else make_real()
+    return drive(conv, name, params, real, recorder, check)
+
+
+CASES: dict[str, tuple[str, dict, Callable]] = {
+    "truncation by messages": ("truncation", {"max_n": 6, "compact_to_n": 3, "metric": "messages"},
+                               lambda: TruncationStrategy(max_n=6, compact_to=3)),
+    "truncation by tokens": ("truncation", {"max_n": 220, "compact_to_n": 110, "preserve_first_user_group": True},
+                             lambda: TruncationStrategy(max_n=220, compact_to=110, tokenizer=TOKENIZER,
+                                                        preserve_first_user_group=True)),
+    "sliding window": ("sliding_window", {"keep_last_groups": 2}, lambda: SlidingWindowStrategy(keep_last_groups=2)),
+    "selective tool call": ("selective_tool_call", {"keep_last_tool_call_groups": 1},
+                            lambda: SelectiveToolCallCompactionStrategy(keep_last_tool_call_groups=1)),
+    "tool result compaction": ("tool_result_compaction", {"keep_last_tool_call_groups": 0},
+                               lambda: ToolResultCompactionStrategy(keep_last_tool_call_groups=0)),
+    "summarization": ("summarization", {"target_count": 2, "threshold": 1, "max_summary_input_tokens": 160,
+                                        "summary_tokens": 30},
+                      lambda client: SummarizationStrategy(client=client, target_count=2, threshold=1,
+                                                           prompt=DEFAULT_PYTHON_SUMMARY_PROMPT,
+                                                           max_summary_input_tokens=160)),
+    "summarization without budget": ("summarization", {"target_count": 3, "threshold": 0,
+                                                       "max_summary_input_tokens": 0, "summary_tokens": 30},
+                                     lambda client: SummarizationStrategy(client=client, target_count=3,
+                                                                          threshold=0,
+                                                                          prompt=DEFAULT_PYTHON_SUMMARY_PROMPT,
+                                                                          max_summary_input_tokens=None)),
+    "token budget": ("token_budget_composed", {"token_budget": 150, "children": "tool_result_compaction("
+                                               "keep_last_tool_call_groups=1); sliding_window(keep_last_groups=3)"},
+                     lambda: TokenBudgetComposedStrategy(token_budget=150, tokenizer=TOKENIZER, strategies=[
+                         ToolResultCompactionStrategy(keep_last_tool_call_groups=1),
+                         SlidingWindowStrategy(keep_last_groups=3)])),
+    "context window": ("context_window", {"max_context_window_tokens": 700, "max_output_tokens": 100,
+                                          "keep_last_tool_call_groups": 1},
+                       lambda: ContextWindowCompactionStrategy(max_context_window_tokens=700, max_output_tokens=100,
+                                                               keep_last_tool_call_groups=1)),
+}
+
+CALL_IDS = ("c1", "c2", "c3")
+#: own message ids: mostly none, some repeated, some the framework would generate itself (msg_<position>)
+OWN_IDS = (None, None, None, None, None, None, "msg_2", "msg_5", "u1", "u1", "summary_4")
+
+
+@st.composite
+def tangled_conversations(draw) -> Conversation:
+    """Messages that stress grouping: reasoning-only steps before or after calls, calls whose results come late,
+    twice or never, results with no call, repeated call ids, system messages mid-run, empty assistants, and own
+    message ids that are absent, repeated or equal to ids the framework generates."""
+    messages: list[Message] = [system("You are terse.")] if draw(st.booleans()) else []
+    for _ in range(draw(st.integers(3, 22))):
+        own = draw(st.sampled_from(OWN_IDS))
+        meta = {"message_id": own} if own else {}
+        text = "word " * draw(st.integers(0, 40))
+        reasoning = ("because",) if draw(st.integers(0, 3)) == 0 else ()
+        kind = draw(st.sampled_from(("user", "text", "reasoning", "calls", "calls", "result", "result", "system")))
+        if kind == "user":
+            messages.append(user(text or "hi", **meta))
+        elif kind == "system":
+            messages.append(system("Be brief.", **meta))
+        elif kind == "text":
+            messages.append(Message("assistant", texts=(text,) if text else (), reasoning=reasoning, meta=meta))
+        elif kind == "reasoning":
+            messages.append(Message("assistant", reasoning=("thinking " + text,), meta=meta))
+        elif kind == "calls":
+            calls = tuple(ToolCall(draw(st.sampled_from(CALL_IDS)), "lookup", {"q": text[:12]})
+                          for _ in range(draw(st.integers(1, 2))))
+            messages.append(Message("assistant", texts=(text,) if text else (), tool_calls=calls,
+                                    reasoning=reasoning, meta=meta))
+        else:
+            messages.append(tool(ToolCall(draw(st.sampled_from(CALL_IDS)), "lookup", {}), text or "ok",
+                                 error=draw(st.integers(0, 5)) == 0, **meta))
+    messages.append(assistant("Done."))
+    return Conversation(tuple(messages), (), Source("synthetic"))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conv=tangled_conversations(), case=st.sampled_from(sorted(CASES)))
+def test_incremental_annotation_matches_recomputation_on_tangled_conversations(conv, case):
+    drive_case(conv, case)
+
+
+def real_log_ids() -> list[Any]:
+    paths = sorted(p for p in REAL_LOGS.rglob("*") if p.is_file() and p.suffix != ".md") if REAL_LOGS.exists() else []
+    return [pytest.param(p, id=str(p.relative_to(REAL_LOGS))) for p in paths] or [
+        pytest.param(None, marks=pytest.mark.skip("no real logs"))]
+
+
+@pytest.mark.parametrize("path", real_log_ids())
+@pytest.mark.parametrize("case", ["summarization", "tool result compaction", "truncation by tokens", "token budget"])
+def test_incremental_annotation_matches_recomputation_on_real_logs(path, case):
+    drive_case(compaction.load(path), case)
+
+
+def long_generated_run(rounds: int, seed: int) -> Conversation:
+    """A long coding-agent run (deterministic): parallel calls whose results may arrive a step late, reasoning-only
+    steps, user interjections, provider ids on some messages (a few repeated)."""
+    import random
+
+    rng = random.Random(seed)
+    messages: list[Message] = [system("You are a coding agent."), user("Fix the failing test.")]
+    pending: list[ToolCall] = []
+    for n in range(rounds):
+        meta = {"message_id": f"resp_{n // 2}"} if rng.random() < 0.2 else {}
+        if rng.random() < 0.15:
+            messages.append(Message("assistant", reasoning=(f"step {n}",), meta=meta))
+        calls = [ToolCall(f"call_{n}_{k}", rng.choice(("read", "grep", "run")), {"path": f"f{n}.py"})
+                 for k in range(rng.randint(1, 3))]
+        messages.append(assistant(f"Looking at f{n}." if rng.random() < 0.5 else None, calls, **meta))
+        late, pending = pending, [c for c in calls if rng.random() < 0.2]
+        for c in [*late, *(c for c in calls if c not in pending)]:
+            messages.append(tool(c, f"result of {c.name} " * rng.randint(1, 40)))
+        if rng.random() < 0.05:
+            messages.append(user("Also keep the public API unchanged."))
+    messages.append(assistant("Done."))
+    return Conversation(tuple(messages), (), Source("synthetic"))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_incremental_annotation_matches_recomputation_on_a_long_generated_run(case):
+    drive_case(long_generated_run(60, seed=3), case)
+
+
+def test_summaries_inserted_after_a_leading_misfit_skip_the_pass(monkeypatch):
+    """Summaries stack after a first user message too big for the summarizer's budget (a leading misfit, so
+    never summarized): each is inserted mid-list, and annotating it alone must give what the pass gives."""
+    alone: list[bool] = []
+    annotate_alone = History._annotate_alone
+
+    def spy(self, position, r):
+        alone.append(annotate_alone(self, position, r))
+        return alone[-1]
+
+    monkeypatch.setattr(History, "_annotate_alone", spy)
+    big = user("Please read all of this first. " + "context " * 400)
+    conv = long_generated_run(40, seed=5)
+    conv = Conversation((conv.messages[0], big, *conv.messages[2:]), (), Source("synthetic"))
+    recorder = RecordingSummarizer(None)  # type: ignore[arg-type]
+    real = SummarizationStrategy(client=EchoClient(recorder), target_count=2, threshold=1,
+                                 prompt=DEFAULT_PYTHON_SUMMARY_PROMPT, max_summary_input_tokens=400)
+    assert drive(conv, "summarization", {"target_count": 2, "threshold": 1, "max_summary_input_tokens": 400,
+                                         "summary_tokens": 40}, real, recorder, check_history)
+    assert alone.count(True) >= 10
+
+
+def test_inserting_into_a_cut_annotation_takes_the_pass(monkeypatch):
+    """Two reasoning-only steps answered by a tool call only later: the framework joins the second one to the call
+    (its pass starts at the group before the new message) but not the first, which a single pass would join too.
+    The summary inserted at that call must then go through the framework's pass (a pass from the start, after
+    which the annotation is the full one again)."""
+    attempts: list[tuple[bool, bool]] = []
+    annotate_alone = History._annotate_alone
+
+    def spy(self, position, r):
+        full = self._canonical
+        attempts.append((full, annotate_alone(self, position, r)))
+        return attempts[-1][1]
+
+    monkeypatch.setattr(History, "_annotate_alone", spy)
+    call = ToolCall("call_1", "lookup", {})
+    messages = [system("Be brief."), user("go"), Message("assistant", reasoning=("first",)),
+                Message("assistant", reasoning=("second",)), assistant(None, [call]), tool(call, "done " * 30),
+                assistant("ok"), user("again"), assistant("sure")]
+    recorder = RecordingSummarizer(None)  # type: ignore[arg-type]
+    real = SummarizationStrategy(client=EchoClient(recorder), target_count=1, threshold=0,
+                                 prompt=DEFAULT_PYTHON_SUMMARY_PROMPT, max_summary_input_tokens=None)
+    after: list[bool] = []
+    drive(Conversation(tuple(messages), (), Source("synthetic")), "summarization",
+          {"target_count": 1, "threshold": 0, "max_summary_input_tokens": 0, "summary_tokens": 20}, real, recorder,
+          lambda h: (check_history(h), after.append(h._canonical)))
+    assert (False, False) in attempts and (True, True) in attempts and all(after)
+
+
+@pytest.mark.parametrize("children", [
+    "anthropic.clear_tool_uses_20250919(trigger_value=400, keep=1); haystack.summarization(min_keep_steps=2)",
+    "haystack.tool_result_pruning(min_keep_steps=1); langchain.summarization; sliding_window(keep_last_groups=5)",
+])
+def test_nested_children_keep_the_bookkeeping_right(children):
+    """Children of other families replace content in place, exclude single messages and insert their own: no
+    framework to compare with, but the bookkeeping must match a recomputation after every call."""
+    info = get_strategy("agent_framework_python.token_budget_composed")
+    conv = long_generated_run(50, seed=11)
+    runner = info.build(info.resolve_params({"token_budget": 900, "children": children, "early_stop": False}),
+                        RunContext(make_counter("maf-python"), context_window=1_500))
+    compactions = 0
+    for i, message in enumerate(conv.messages):
+        if message.role == "assistant":
+            compactions += runner.before_call().compacted
+            check_history(runner.history)
+        runner.append(original(message, i))
+    assert compactions

@@ -14,14 +14,17 @@ compaction). Truncation, summarization, token-budget and context-window strategi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain, count, islice
+from operator import attrgetter
 from typing import Any
 
 from ..conversation import Message
-from ..formats.agent_framework import contents_of, token_json
+from ..formats.agent_framework import contents_of
 from ..history import Entry, inserted
-from ..tokens import Counter, make_counter
+from ..tokens import Counter, MafPythonCounter, free_message_id, make_counter, own_message_id
 from ._nesting import NestedStrategy, describe, inserted_entry, make_nested, native_name
 from .agent_framework import parse_pipeline
 from .base import SUMMARIZER_PARAMS, CallOutcome, Param, RunContext, Runner, StrategyInfo, register
@@ -33,15 +36,18 @@ LINKED_RESULT_TYPES = {"function_result": "function_call", "computer_tool_result
 
 
 # ------------------------------------------------------------------------------------------------- the history
-@dataclass(eq=False)
+OrderKey = tuple[int, ...]
+
+
+@dataclass(eq=False, slots=True)
 class Record:
-    """One message of the framework's list with its ``additional_properties`` annotations."""
+    """One message of the framework's list with its ``additional_properties`` annotations, and what
+    :class:`History` needs to keep them up to date without going over the whole list."""
 
     entry: Entry
     message_id: str | None = None
     group_id: str | None = None
     kind: str | None = None
-    group_index: int | None = None
     has_reasoning: bool = False
     excluded: bool = False
     reason: str | None = None
@@ -50,7 +56,16 @@ class Record:
     types: tuple[str, ...] = field(default=(), repr=False)
     #: linkable call declarations and results: (role, call content type, call id)
     calls: tuple[tuple[str, str, str], ...] = field(default=(), repr=False)
-
+    #: the record's place in the list: keys grow along the list, an inserted record gets one between its neighbours
+    key: OrderKey = field(default=(), repr=False)
+    #: the (annotation pass, group id) that gave the record its group index (see ``History.group_indices``)
+    tag: int | None = field(default=None, repr=False)
+    #: the record starts a span (a run of messages grouped together before tool results are linked)
+    span_head: bool = field(default=False, repr=False)
+    #: the earlier unmatched declarations its results found when the whole list is scanned in order
+    candidates: tuple[Record, ...] = field(default=(), repr=False)
+    #: the later records whose results found this record's declarations among their candidates
+    candidate_of: list[Record] = field(default_factory=list, repr=False)
     #: the stored entry while excluded, built once per exclusion reason and reused by every snapshot
     _excluded_entry: Entry | None = field(default=None, repr=False)
 
@@ -69,11 +84,23 @@ class Record:
         return cached
 
 
+_ORDER = attrgetter("key")
+
+
 def _record(entry: Entry) -> Record:
     own = entry.message.meta.get("message_id")
     contents = contents_of(entry.message)
     return Record(entry, str(own) if own else None, types=tuple(c["type"] for c in contents),
                   calls=_call_ids(entry.message.role, contents))
+
+
+def _key_between(before: OrderKey | None, after: OrderKey) -> OrderKey:
+    """An order key strictly between two neighbours' keys (``before`` None: the first record's)."""
+    if before is None:
+        return (after[0] - 1,)
+    if after[:len(before)] == before:
+        return (*before, after[len(before)] - 1)
+    return (*before, 0)
 
 
 def _is_tool_call_assistant(r: Record) -> bool:
@@ -83,6 +110,11 @@ def _is_tool_call_assistant(r: Record) -> bool:
 def _is_reasoning_only(r: Record) -> bool:
     """Python: a non-empty content list of reasoning only (an empty assistant is ``assistant_text``)."""
     return r.message.role == "assistant" and bool(r.types) and all(t == "text_reasoning" for t in r.types)
+
+
+def _stands_alone(r: Record) -> bool:
+    """The record is a span of its own wherever it sits: no tool call, not reasoning only, not a tool message."""
+    return r.message.role != "tool" and not _is_reasoning_only(r) and not _is_tool_call_assistant(r)
 
 
 def _call_ids(role: str, contents: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, str, str], ...]:
@@ -99,12 +131,187 @@ def _call_ids(role: str, contents: Sequence[Mapping[str, Any]]) -> tuple[tuple[s
     return tuple(out)
 
 
+@dataclass(eq=False, slots=True)
+class _Span:
+    group_id: str
+    kind: str
+    start: int
+    end: int
+    has_reasoning: bool
+
+
+class _GroupSet:
+    """Group ids in list order (by their first member's order key). A walk tolerates changes made while walking."""
+
+    __slots__ = ("_keys", "_gids")
+
+    def __init__(self) -> None:
+        self._keys: list[OrderKey] = []
+        self._gids: list[str] = []
+
+    def add(self, key: OrderKey, gid: str) -> None:
+        i = bisect_left(self._keys, key)
+        self._keys.insert(i, key)
+        self._gids.insert(i, gid)
+
+    def discard(self, key: OrderKey, gid: str) -> None:
+        i = bisect_left(self._keys, key)
+        if i < len(self._keys) and self._keys[i] == key:
+            del self._keys[i], self._gids[i]
+
+    def gids(self) -> list[str]:
+        return list(self._gids)
+
+    def last(self) -> str | None:
+        return self._gids[-1] if self._gids else None
+
+    def first(self) -> str | None:
+        return self._gids[0] if self._gids else None
+
+    def walk(self, newest_first: bool = False) -> Iterator[str]:
+        """The ids in order, each looked up after the previous one (groups filed or dropped meanwhile count)."""
+        keys = self._keys
+        if newest_first:
+            i = len(keys) - 1
+            while i >= 0:
+                key = keys[i]
+                yield self._gids[i]
+                i = i - 1 if i < len(keys) and keys[i] is key else bisect_left(keys, key) - 1
+            return
+        i = 0
+        while i < len(keys):
+            key = keys[i]
+            yield self._gids[i]
+            i = i + 1 if i < len(keys) and keys[i] is key else bisect_right(keys, key)
+
+
+@dataclass(eq=False, slots=True)
+class _Group:
+    """The records with one group id, in list order, and the counts the group indexes are kept from."""
+
+    gid: str
+    members: list[Record] = field(default_factory=list)
+    excluded: int = 0
+    #: exclusion reason -> excluded members with it
+    reasons: dict[str | None, int] = field(default_factory=dict)
+    #: (order key, group sets) the group is filed under
+    filed: tuple[OrderKey, tuple[_GroupSet, ...]] | None = None
+
+    def count_in(self, r: Record) -> None:
+        if r.excluded:
+            self.excluded += 1
+            self.reasons[r.reason] = self.reasons.get(r.reason, 0) + 1
+
+    def count_out(self, r: Record) -> None:
+        if r.excluded:
+            self.excluded -= 1
+            self.reasons[r.reason] -= 1
+
+
 class History:
-    """The framework's message list with its annotations, and the helpers its strategies share."""
+    """The framework's message list with its annotations, and the helpers its strategies share.
+
+    ``annotate_message_groups`` re-annotates a slice of the list (from the first new message, widened back to the
+    group before it and to any call a new result may link to) and the strategies look groups up by walking the
+    list. Here the slice passes are the same, but what they need is kept up to date instead of rescanned: the
+    message ids in use, the in-order scan of calls and results, the groups with their members and exclusion counts,
+    and the groups in list order by kind and inclusion. A group index is not stored: every index is the rank of its
+    (pass, group id) in order of first appearance, which is what the passes' offsets add up to.
+
+    One pass is skipped when its result is known: inserting a summary or digest in front of the list would
+    re-annotate everything after it, but when the annotation is the framework's full one (``_canonical``), the new
+    message is a group of its own at a span boundary and nothing before the pass's start is tied to what follows,
+    the pass only adds that group (see ``_annotate_alone``).
+    """
 
     def __init__(self, count_tokens: Callable[[Record], int]) -> None:
         self.records: list[Record] = []
         self._count_tokens = count_tokens
+        self._stored: list[Entry] = []
+        self._stale: set[Record] = set()  # records whose stored entry changed since the last ``entries()``
+        self._next_key = 0
+        self._first_unannotated: Record | None = None
+        self._ids: set[str] = set()
+        self._groups: dict[str, _Group] = {}
+        self._tags = count()
+        self._included_tokens = 0
+        self._included_messages = 0
+        #: the annotation is what one pass over the whole list would give (True after a pass from the start)
+        self._canonical = True
+        self._partial: set[str] = set()  # groups with excluded and included members
+        self._unmatched: dict[tuple[str, str], list[Record]] = {}
+        self._unscanned: list[Record] = []
+        self._scan_valid = True
+        self._kinds = {"system": _GroupSet(), "user": _GroupSet()}
+        self._included = _GroupSet()
+        self._included_non_system = _GroupSet()
+        self._included_tools = _GroupSet()
+        self._walks: dict[str, _GroupSet] = {}  # reason -> groups not wholly excluded with that reason
+
+    # ---------------------------------------------------------------------------------------------- the list
+    def append(self, entry: Entry) -> None:
+        """A new message at the end of the list (annotated by the next ``annotate``)."""
+        r = _record(entry)
+        r.key = self._last_key()
+        self._add(len(self.records), r)
+        self._unscanned.append(r)
+        if self._first_unannotated is None:
+            self._first_unannotated = r
+
+    def insert(self, position: int, entry: Entry) -> None:
+        """Insert a summary message (its ``message_id`` in meta) and re-annotate from there."""
+        recs = self.records
+        r = _record(entry)
+        if position < len(recs):
+            r.key = _key_between(recs[position - 1].key if position else None, recs[position].key)
+        else:
+            r.key = self._last_key()
+        self._add(position, r)
+        if r.calls:
+            self._scan_valid = False
+        if not self._annotate_alone(position, r):
+            self._annotate_from(position)
+
+    def _last_key(self) -> OrderKey:
+        """An order key after every key so far."""
+        self._next_key += 1
+        return (self._next_key - 1,)
+
+    def _add(self, position: int, r: Record) -> None:
+        self.records.insert(position, r)
+        self._stored.insert(position, r.entry)
+        if r.message_id:
+            self._ids.add(r.message_id)
+        self._included_messages += 1
+
+    def position(self, r: Record) -> int:
+        """Where ``r`` is in the list now."""
+        return bisect_left(self.records, r.key, key=_ORDER)
+
+    def entries(self) -> tuple[Entry, ...]:
+        """The list as stored entries (see ``Record.stored``)."""
+        stored = self._stored
+        for r in self._stale:
+            stored[self.position(r)] = r.stored()
+        self._stale.clear()
+        return tuple(stored)
+
+    def replace_content(self, r: Record, entry: Entry) -> None:
+        """Give record ``r`` a new entry (content replaced in place): its count and content types are redone."""
+        fresh = _record(entry)
+        if fresh.calls != r.calls:
+            self._scan_valid = False
+        counted = r.group_id is not None and not r.excluded
+        if counted:
+            self._included_tokens -= self.tokens(r)
+        r.entry, r.types, r.calls, r.tokens, r._excluded_entry = entry, fresh.types, fresh.calls, None, None
+        if counted:
+            self._included_tokens += self.tokens(r)
+        self._stale.add(r)
+
+    def has_message_id(self, message_id: str) -> bool:
+        """Some message of the list has this id (its own or the one the framework gave it)."""
+        return message_id in self._ids
 
     # ---------------------------------------------------------------------------------------------- tokens
     def tokens(self, r: Record) -> int:
@@ -116,31 +323,266 @@ class History:
         return [r for r in self.records if not r.excluded]
 
     def included_tokens(self) -> int:
-        return sum(self.tokens(r) for r in self.records if not r.excluded)
+        """Token count of the included annotated messages (``included_token_count`` after annotating)."""
+        return self._included_tokens
 
     def included_messages(self) -> int:
-        return sum(1 for r in self.records if not r.excluded)
+        return self._included_messages
 
-    # ---------------------------------------------------------------------------------------------- grouping
+    def included_non_system_messages(self) -> int:
+        """Included messages outside system groups."""
+        system = (self._groups[gid] for gid in self._kinds["system"].gids())
+        return self._included_messages - sum(len(g.members) - g.excluded for g in system)
+
+    # ---------------------------------------------------------------------------------------------- exclusion
+    def exclude(self, r: Record, reason: str) -> bool:
+        """Exclude ``r`` with ``reason`` (written even when it already was excluded); True if it was included."""
+        g = self._groups.get(r.group_id) if r.group_id is not None else None
+        if g is not None:
+            g.count_out(r)
+        newly = not r.excluded
+        if newly:
+            r.excluded = True
+            self._included_messages -= 1
+            if r.group_id is not None:
+                self._included_tokens -= self.tokens(r)
+        r.reason = reason
+        self._stale.add(r)
+        if g is not None:
+            g.count_in(r)
+            self._refresh(g)
+        return newly
+
+    def exclude_groups(self, group_ids: Iterable[str], reason: str) -> bool:
+        """Exclude every message of the groups (the reason is written even on already excluded ones)."""
+        changed = False
+        for gid in group_ids:
+            for r in self.members(gid):
+                changed = self.exclude(r, reason) or changed
+        return changed
+
+    def _include(self, r: Record) -> None:
+        """Clear ``r``'s exclusion (its reason stays); the caller refreshes its group."""
+        g = self._groups[r.group_id]
+        g.count_out(r)
+        r.excluded = False
+        g.count_in(r)
+        self._included_messages += 1
+        self._included_tokens += self.tokens(r)
+        self._stale.add(r)
+
+    # ---------------------------------------------------------------------------------------------- group views
+    def members(self, gid: str) -> list[Record]:
+        """The group's messages in order (a copy)."""
+        g = self._groups.get(gid)
+        return list(g.members) if g is not None else []
+
+    def kind(self, gid: str) -> str | None:
+        """The kind of the group's first message (what the framework's kind map says)."""
+        g = self._groups.get(gid)
+        return g.members[0].kind if g is not None else None
+
+    def start(self, gid: str) -> int | None:
+        """Position of the group's first message."""
+        g = self._groups.get(gid)
+        return self.position(g.members[0]) if g is not None else None
+
+    def system_groups(self) -> list[str]:
+        """System groups in order, included or not."""
+        return self._kinds["system"].gids()
+
+    def first_user_group(self) -> str | None:
+        """The first user group, included or not."""
+        return self._kinds["user"].first()
+
+    def included_groups(self) -> list[str]:
+        """Groups with an included message, in order."""
+        return self._included.gids()
+
+    def included_non_system_groups(self, newest_first: bool = False) -> Iterator[str]:
+        """Non-system groups with an included message, walked lazily in order (or from the newest)."""
+        return self._included_non_system.walk(newest_first)
+
+    def included_tool_groups(self) -> list[str]:
+        """Tool-call groups with an included message, in order."""
+        return self._included_tools.gids()
+
+    def minimum_retained(self) -> set[str]:
+        """The group kept so the projection is never empty: the last included non-system group (or last group)."""
+        last = self._included_non_system.last() or self._included.last()
+        return {last} if last is not None else set()
+
+    def groups_in_order(self, unless_excluded_as: str) -> Iterator[str]:
+        """Every group in order, except those whose messages are all excluded with this reason (excluding them
+        again with it changes nothing). Groups it excludes meanwhile do not upset the walk."""
+        walk = self._walks.get(unless_excluded_as)
+        if walk is None:
+            walk = self._walks[unless_excluded_as] = _GroupSet()
+            for g in list(self._groups.values()):
+                self._refresh(g)
+        return walk.walk()
+
+    def group_indices(self) -> list[int | None]:
+        """The group index of each record, as the framework's passes numbered them."""
+        ranks: dict[int, int] = {}
+        return [None if r.tag is None else ranks.setdefault(r.tag, len(ranks)) for r in self.records]
+
+    def _refresh(self, g: _Group) -> None:
+        """File the group under the group sets its state puts it in (or forget it once it has no member)."""
+        if g.members and 0 < g.excluded < len(g.members):
+            self._partial.add(g.gid)
+        else:
+            self._partial.discard(g.gid)
+        filed = (g.members[0].key, self._sets_for(g)) if g.members else None
+        if filed is None:
+            self._groups.pop(g.gid, None)
+        if filed == g.filed:
+            return
+        if g.filed is not None:
+            key, sets = g.filed
+            for s in sets:
+                s.discard(key, g.gid)
+        if filed is not None:
+            key, sets = filed
+            for s in sets:
+                s.add(key, g.gid)
+        g.filed = filed
+
+    def _sets_for(self, g: _Group) -> tuple[_GroupSet, ...]:
+        kind, size = g.members[0].kind, len(g.members)
+        sets = [self._kinds[kind]] if kind in self._kinds else []
+        if g.excluded < size:
+            sets.append(self._included)
+            if kind != "system":
+                sets.append(self._included_non_system)
+            if kind == "tool_call":
+                sets.append(self._included_tools)
+        sets.extend(walk for reason, walk in self._walks.items() if g.reasons.get(reason, 0) < size)
+        return tuple(sets)
+
+    # ---------------------------------------------------------------------------------------------- annotation
+    def annotate(self, from_index: int | None = None) -> None:
+        """``annotate_message_groups``: re-group from the first un-annotated message (or ``from_index``), widened
+        back to the start of the group before it and to any call a new result links to."""
+        if not self.records:
+            return
+        if from_index is None:
+            if self._first_unannotated is None:
+                return
+            from_index = self.position(self._first_unannotated)
+        self._annotate_from(from_index)
+
+    def _annotate_from(self, index: int) -> None:
+        """One pass of ``annotate_message_groups`` from ``index``."""
+        self._scan()
+        recs = self.records
+        start = self._widen_to_declarations(self._start_of_group_before(max(0, min(index, len(recs) - 1))))
+        first_key = recs[start].key
+        if self._first_unannotated is not None and self._first_unannotated.key >= first_key:
+            self._first_unannotated = None
+        # the pass leaves the full annotation as it is when nothing before its start is tied to what it regroups
+        untied = start == 0 or (self._canonical and not _is_reasoning_only(recs[start - 1])
+                                and not self._linked_across(start))
+        self._assign_ids(start)
+        uncut = self._regroup(start, self._spans(start))
+        self._canonical = self._first_unannotated is None and (start == 0 or (untied and uncut))
+
+    def _annotate_alone(self, position: int, r: Record) -> bool:
+        """Annotate the just inserted ``r`` alone when that gives what the pass ``annotate(from_index=position)``
+        would; False (nothing done) otherwise.
+
+        It does when the annotation is the full one, no group is partly excluded (the pass would include it whole),
+        ``r`` has no calls and is a span of its own at a span boundary with a group id of its own, and nothing
+        before the pass's start shares a group or a call-result pair with what follows it: then the pass would
+        rebuild the same groups from the start on, plus ``r``'s. Checking the records before the start costs about
+        what the pass costs on the records after it, so it is only done when they are fewer.
+        """
+        recs = self.records
+        if (not self._canonical or self._partial or self._first_unannotated is not None or r.calls
+                or not _stands_alone(r)):
+            return False
+        if position + 1 < len(recs) and not recs[position + 1].span_head:
+            return False
+        start = self._start_of_group_before(position)
+        if start > len(recs) - start:
+            return False
+        self._scan()
+        if self._tied_across(start):
+            return False
+        if not r.message_id:
+            r.message_id = free_message_id(position, len(recs), self._ids)
+        gid = f"group_{r.message_id}"
+        if gid in self._groups:
+            return False
+        role = r.message.role
+        r.group_id, r.tag, r.span_head = gid, next(self._tags), True
+        r.kind = role if role in ("system", "user") else "assistant_text"
+        r.has_reasoning = "text_reasoning" in r.types
+        self._included_tokens += self.tokens(r)
+        g = self._groups[gid] = _Group(gid, [r])
+        self._refresh(g)
+        return True
+
+    def _tied_across(self, start: int) -> bool:
+        """A group or a call-result pair of the full scan has members both before ``start`` and from it on."""
+        recs = self.records
+        if start == 0:
+            return False
+        first_key = recs[start].key
+        for q in islice(recs, start):
+            if self._groups[q.group_id].members[-1].key >= first_key:
+                return True
+            if any(c.key >= first_key for c in q.candidate_of):
+                return True
+        return False
+
+    def _linked_across(self, start: int) -> bool:
+        """A result from ``start`` on has an unmatched declaration before it in the full scan."""
+        first_key = self.records[start].key
+        return any(c.key < first_key for r in self.records[start:] for c in r.candidates)
+
+    def _start_of_group_before(self, index: int) -> int:
+        if index <= 0:
+            return 0
+        recs = self.records
+        previous = index - 1
+        gid = recs[previous].group_id
+        if gid is None:
+            return previous
+        while previous > 0 and recs[previous - 1].group_id == gid:
+            previous -= 1
+        return previous
+
+    def _widen_to_declarations(self, start: int) -> int:
+        """Back to the earliest call (and its group's start) that a result in the slice may link to."""
+        recs = self.records
+        first_key = recs[start].key
+        matching = [c for r in recs[start:] for c in r.candidates if c.key < first_key]
+        if not matching:
+            return start
+        earliest = min(matching, key=_ORDER)
+        index = self.position(earliest)
+        gid = earliest.group_id
+        if gid is None:
+            return index
+        while index > 0 and recs[index - 1].group_id == gid:
+            index -= 1
+        return index
+
     def _assign_ids(self, start: int) -> None:
         """Missing ids become ``msg_<absolute index>``; on collision the next free number from the slice's end."""
-        taken = {r.message_id for r in self.records if r.message_id}
-        end = len(self.records)
+        recs = self.records
+        end = len(recs)
         for i in range(start, end):
-            r = self.records[i]
-            if r.message_id:
-                continue
-            candidate, number = f"msg_{i}", end
-            while candidate in taken:
-                candidate, number = f"msg_{number}", number + 1
-            r.message_id = candidate
-            taken.add(candidate)
+            r = recs[i]
+            if not r.message_id:
+                r.message_id = free_message_id(i, end, self._ids)
 
-    def _spans(self, start: int) -> list[dict[str, Any]]:
+    def _spans(self, start: int) -> list[_Span]:
         """Group spans of ``records[start:]`` (absolute indices), tool results linked to their unique calls."""
         recs = self.records
         n = len(recs)
-        spans: list[dict[str, Any]] = []
+        spans: list[_Span] = []
         i = start
         while i < n:
             r = recs[i]
@@ -165,17 +607,16 @@ class History:
                 while k < n and recs[k].message.role == "tool":
                     k += 1
                 kind, end, reasoning = "tool_call", k - 1, False
-            spans.append({"group_id": f"group_{r.message_id}", "kind": kind, "start": i, "end": end,
-                          "has_reasoning": reasoning})
+            spans.append(_Span(f"group_{r.message_id}", kind, i, end, reasoning))
             i = end + 1
         self._link(spans, start)
         return spans
 
-    def _link(self, spans: list[dict[str, Any]], start: int) -> None:
+    def _link(self, spans: list[_Span], start: int) -> None:
         """Union-find: a result whose call id matches exactly one earlier unmatched call joins the call's group."""
         if len(spans) < 2:
             return
-        span_of = {m: s for s, span in enumerate(spans) for m in range(span["start"], span["end"] + 1)}
+        span_of = {m: s for s, span in enumerate(spans) for m in range(span.start, span.end + 1)}
         parent = list(range(len(spans)))
 
         def find(x: int) -> int:
@@ -204,142 +645,89 @@ class History:
             return
         reasoning: dict[int, bool] = {}
         for s, span in enumerate(spans):
-            reasoning[find(s)] = reasoning.get(find(s), False) or span["has_reasoning"]
+            reasoning[find(s)] = reasoning.get(find(s), False) or span.has_reasoning
         for s, span in enumerate(spans):
-            span["group_id"] = spans[find(s)]["group_id"]
-            span["has_reasoning"] = reasoning[find(s)]
+            span.group_id = spans[find(s)].group_id
+            span.has_reasoning = reasoning[find(s)]
 
-    def _start_of_group_before(self, index: int) -> int:
-        if index <= 0:
-            return 0
-        previous = index - 1
-        gid = self.records[previous].group_id
-        if gid is None:
-            return previous
-        while previous > 0 and self.records[previous - 1].group_id == gid:
-            previous -= 1
-        return previous
-
-    def _widen_to_declarations(self, start: int) -> int:
-        """Back to the earliest call (and its group's start) that a result in the slice may link to."""
-        unmatched: dict[tuple[str, str], list[int]] = {}
-        matching: list[int] = []
-        for m, r in enumerate(self.records):
-            for role, call_type, call_id in r.calls:
-                if role == "declare":
-                    unmatched.setdefault((call_type, call_id), []).append(m)
-                    continue
-                candidates = unmatched.get((call_type, call_id))
-                if not candidates:
-                    continue
-                if m >= start:
-                    matching.extend(c for c in candidates if c < start)
-                if len(candidates) == 1:
-                    candidates.pop()
-        if not matching:
-            return start
-        earliest = min(matching)
-        gid = self.records[earliest].group_id
-        if gid is None:
-            return earliest
-        while earliest > 0 and self.records[earliest - 1].group_id == gid:
-            earliest -= 1
-        return earliest
-
-    def annotate(self, from_index: int | None = None) -> list[str]:
-        """``annotate_message_groups``: re-group from the first un-annotated message (or ``from_index``), widened
-        back to the start of the group before it and to any call a new result links to. Returns the group ids in
-        order of first appearance."""
-        if not self.records:
-            return []
-        if from_index is not None:
-            start = max(0, min(from_index, len(self.records) - 1))
-        else:
-            start = next((i for i, r in enumerate(self.records) if r.group_id is None), None)
-            if start is None:
-                return self.ordered_group_ids()
-        start = self._widen_to_declarations(self._start_of_group_before(start))
-        offset = max((r.group_index for r in self.records[:start] if r.group_index is not None), default=-1) + 1
-        self._assign_ids(start)
-        spans = self._spans(start)
+    def _regroup(self, start: int, spans: Sequence[_Span]) -> bool:
+        """Give ``records[start:]`` the groups of ``spans`` (a linked group is included as a whole when any member
+        is). False when a group had or has members before ``start`` too (the pass cut it)."""
+        recs = self.records
+        first_key = recs[start].key
+        touched: dict[str, _Group] = {}
+        cut = False
+        for r in recs[start:]:  # the slice's members leave their groups (the tail of each)
+            if r.group_id is None or r.group_id in touched:
+                continue
+            g = touched[r.group_id] = self._groups[r.group_id]
+            kept = bisect_left(g.members, first_key, key=_ORDER)
+            cut = cut or kept > 0
+            for m in g.members[kept:]:
+                g.count_out(m)
+            del g.members[kept:]
         span_counts: dict[str, int] = {}
         for span in spans:
-            span_counts[span["group_id"]] = span_counts.get(span["group_id"], 0) + 1
-        indices: dict[str, int] = {}
+            span_counts[span.group_id] = span_counts.get(span.group_id, 0) + 1
+        tags: dict[str, int] = {}
         linked: dict[str, list[Record]] = {}
         for span in spans:
-            gid = span["group_id"]
-            indices.setdefault(gid, offset + len(indices))
-            for m in range(span["start"], span["end"] + 1):
-                r = self.records[m]
-                r.group_id, r.kind, r.group_index, r.has_reasoning = gid, span["kind"], indices[gid], span["has_reasoning"]
+            gid = span.group_id
+            if gid not in tags:
+                tags[gid] = next(self._tags)
+                g = touched.get(gid) or self._groups.get(gid)
+                if g is None:
+                    g = self._groups[gid] = _Group(gid)
+                cut = cut or bool(g.members)
+                touched[gid] = g
+            g = touched[gid]
+            for m in range(span.start, span.end + 1):
+                r = recs[m]
+                if r.group_id is None and not r.excluded:
+                    self._included_tokens += self.tokens(r)
+                r.group_id, r.tag, r.kind, r.has_reasoning = gid, tags[gid], span.kind, span.has_reasoning
+                r.span_head = m == span.start
+                g.members.append(r)
+                g.count_in(r)
                 if span_counts[gid] > 1:
                     linked.setdefault(gid, []).append(r)
-        for members in linked.values():  # a linked group is included as a whole when any member is
+        for members in linked.values():
             if any(not r.excluded for r in members):
                 for r in members:
-                    r.excluded = False
-        return self.ordered_group_ids()
+                    if r.excluded:
+                        self._include(r)
+        for g in touched.values():
+            self._refresh(g)
+        return not cut
 
-    # ---------------------------------------------------------------------------------------------- group views
-    def ordered_group_ids(self) -> list[str]:
-        return list(dict.fromkeys(r.group_id for r in self.records if r.group_id is not None))
+    # ---------------------------------------------------------------------------------------------- call scan
+    def _scan(self) -> None:
+        """Bring the in-order scan of calls and results up to date (from scratch after a change before its end)."""
+        if not self._scan_valid:
+            self._unmatched = {}
+            for r in self.records:
+                r.candidates, r.candidate_of = (), []
+            self._unscanned, self._scan_valid = list(self.records), True
+        for r in self._unscanned:
+            self._scan_one(r)
+        self._unscanned = []
 
-    def grouped(self) -> dict[str, list[Record]]:
-        out: dict[str, list[Record]] = {}
-        for r in self.records:
-            if r.group_id is not None:
-                out.setdefault(r.group_id, []).append(r)
-        return out
-
-    def kinds(self) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for r in self.records:
-            if r.group_id is not None and r.kind is not None:
-                out.setdefault(r.group_id, r.kind)
-        return out
-
-    def starts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for i, r in enumerate(self.records):
-            if r.group_id is not None:
-                out.setdefault(r.group_id, i)
-        return out
-
-    def included_group_ids(self, ordered: Sequence[str]) -> list[str]:
-        grouped = self.grouped()
-        return [g for g in ordered if any(not r.excluded for r in grouped.get(g, []))]
-
-    def minimum_retained(self, ordered: Sequence[str], kinds: Mapping[str, str]) -> set[str]:
-        """The group kept so the projection is never empty: the last included non-system group (or last group)."""
-        included = self.included_group_ids(ordered)
-        non_system = [g for g in included if kinds.get(g) != "system"]
-        if non_system:
-            return {non_system[-1]}
-        return {included[-1]} if included else set()
-
-    def exclude_groups(self, group_ids: Sequence[str] | set[str], reason: str) -> bool:
-        """Exclude every message of the groups (the reason is written even on already excluded ones)."""
-        changed = False
-        wanted = set(group_ids)
-        for r in self.records:
-            if r.group_id in wanted:
-                changed = changed or not r.excluded
-                r.excluded, r.reason = True, reason
-        return changed
-
-    def insert(self, position: int, entry: Entry) -> None:
-        """Insert a summary message (its ``message_id`` in meta) and re-annotate from there."""
-        self.records.insert(position, _record(entry))
-        self.annotate(from_index=position)
-
-    def entries(self) -> list[Entry]:
-        return [r.stored() for r in self.records]
-
-    def replace_content(self, r: Record, entry: Entry) -> None:
-        """Give record ``r`` a new entry (content replaced in place): its count and content types are redone."""
-        fresh = _record(entry)
-        r.entry, r.types, r.calls, r.tokens, r._excluded_entry = entry, fresh.types, fresh.calls, None, None
+    def _scan_one(self, r: Record) -> None:
+        """A result's candidates are the unmatched declarations of its call; exactly one is then matched."""
+        found: list[Record] = []
+        for role, call_type, call_id in r.calls:
+            if role == "declare":
+                self._unmatched.setdefault((call_type, call_id), []).append(r)
+                continue
+            candidates = self._unmatched.get((call_type, call_id))
+            if not candidates:
+                continue
+            found.extend(candidates)
+            for c in candidates:
+                c.candidate_of.append(r)
+            if len(candidates) == 1:
+                candidates.pop()
+        r.candidates = tuple(found)
 
 
 # ------------------------------------------------------------------------------------------------- strategies
@@ -380,28 +768,27 @@ class TruncationStrategy:
         return h.tokens(r) if self.use_tokens else 1
 
     def __call__(self, h: History) -> Outcome:
-        ordered = h.ordered_group_ids()
         metric = self.metric(h)  # kept up to date below instead of recounted before every group
         if metric <= self.max_n:
             return Outcome(False, False)
-        grouped, kinds = h.grouped(), h.kinds()
-        protected = {g for g in ordered if kinds.get(g) == "system"} if self.preserve_system else set()
+        protected = set(h.system_groups()) if self.preserve_system else set()
         if self.preserve_first_user_group:
-            first_user = next((g for g in ordered if kinds.get(g) == "user"), None)
+            first_user = h.first_user_group()
             if first_user is not None:
                 protected.add(first_user)
-        protected |= h.minimum_retained(ordered, kinds)
+        protected |= h.minimum_retained()
         changed, removed = False, 0
-        for gid in ordered:
+        # oldest first; a group already wholly excluded as truncation would only be excluded again
+        for gid in h.groups_in_order(unless_excluded_as=self.REASON):
             if metric <= self.compact_to:
                 break
             if gid in protected:
                 continue
             group_changed = False
-            for r in grouped.get(gid, []):
+            for r in h.members(gid):
                 if not r.excluded:
                     group_changed, metric = True, metric - self.weight(h, r)
-                r.excluded, r.reason = True, self.REASON
+                h.exclude(r, self.REASON)
             changed = changed or group_changed
             removed += group_changed
         unit = "tokens" if self.use_tokens else "messages"
@@ -422,12 +809,10 @@ class SlidingWindowStrategy:
         self.keep_last_groups, self.preserve_system = keep_last_groups, preserve_system
 
     def __call__(self, h: History) -> Outcome:
-        ordered, kinds = h.ordered_group_ids(), h.kinds()
-        included = h.included_group_ids(ordered)
-        non_system = [g for g in included if kinds.get(g) != "system"]
-        keep = set(non_system[-self.keep_last_groups:])
+        included = h.included_groups()
+        keep = set(islice(h.included_non_system_groups(newest_first=True), self.keep_last_groups))
         if self.preserve_system:
-            keep |= {g for g in ordered if kinds.get(g) == "system"}
+            keep.update(h.system_groups())
         dropped = [g for g in included if g not in keep]
         changed = h.exclude_groups(dropped, self.REASON)
         return Outcome(changed, changed, f"excluded {_plural(len(dropped), 'group')} outside the last "
@@ -443,8 +828,7 @@ class _ToolGroupStrategy:
         self.keep = keep_last_tool_call_groups
 
     def older_tool_groups(self, h: History) -> list[str]:
-        ordered, kinds = h.ordered_group_ids(), h.kinds()
-        tool_groups = [g for g in h.included_group_ids(ordered) if kinds.get(g) == "tool_call"]
+        tool_groups = h.included_tool_groups()
         if len(tool_groups) <= self.keep:
             return []
         return tool_groups[: len(tool_groups) - self.keep] if self.keep else tool_groups
@@ -504,16 +888,16 @@ class ToolResultCompactionStrategy(_ToolGroupStrategy):
         older = self.older_tool_groups(h)
         changed = False
         for gid in older:
-            members = h.grouped().get(gid, [])
+            members = h.members(gid)
             text = tool_results_text(_result_labels(members))
             summary_id = f"tool_summary_{gid}"
             for r in members:
-                changed = changed or not r.excluded
-                r.excluded, r.reason = True, self.REASON
+                changed = h.exclude(r, self.REASON) or changed
             digest = Message(role="assistant", texts=(text,), meta={"message_id": summary_id})
             entry = inserted(digest, "digest", covers=[r.entry for r in members],
                              strategy="ToolResultCompactionStrategy", summary_of_group_ids=[gid])
-            h.insert(h.starts().get(gid, 0), entry)
+            start = h.start(gid)
+            h.insert(0 if start is None else start, entry)
         return Outcome(changed, changed, f"collapsed {_plural(len(older), 'older tool-call group')} into "
                                          "[Tool results: …] messages" if changed else "")
 
@@ -621,11 +1005,31 @@ class SummarizationStrategy:
         self.summary_tokens = summary_tokens
         self.consecutive_failures = 0
 
-    def _select(self, candidates: Sequence[tuple[str, list[Record]]]) -> tuple[list[str], list[Record]]:
+    def _kept(self, h: History) -> set[str]:
+        """The newest included non-system groups holding at least target_count included messages."""
+        keep: set[str] = set()
+        retained = 0
+        for gid in h.included_non_system_groups(newest_first=True):
+            if retained >= self.target_count and keep:
+                break
+            keep.add(gid)
+            retained += sum(not r.excluded for r in h.members(gid))
+        return keep
+
+    @staticmethod
+    def _candidates(h: History, keep: set[str]) -> Iterator[tuple[str, list[Record]]]:
+        """The included non-system groups older than the kept ones, oldest first, with their included messages."""
+        for gid in h.included_non_system_groups():
+            if gid in keep:
+                return
+            yield gid, [r for r in h.members(gid) if not r.excluded]
+
+    def _select(self, candidates: Iterable[tuple[str, list[Record]]]) -> tuple[list[str], list[Record]]:
         """Whole groups, oldest first, while prompt + transcript fit the input budget (a leading misfit is
         skipped; after the first accepted group the first misfit stops)."""
         if self.max_summary_input_tokens is None:
-            return [g for g, _ in candidates], [r for _, rs in candidates for r in rs]
+            groups = list(candidates)
+            return [g for g, _ in groups], [r for _, rs in groups for r in rs]
         ids: list[str] = []
         chosen: list[Record] = []
         prompt_tokens = self.count_text(self.prompt)
@@ -652,28 +1056,14 @@ class SummarizationStrategy:
     def __call__(self, h: History) -> Outcome:
         from ..summarizers import SummaryRequest
 
-        ordered, grouped, kinds, starts = h.ordered_group_ids(), h.grouped(), h.kinds(), h.starts()
-        groups: list[tuple[str, list[Record]]] = []
-        for gid in h.included_group_ids(ordered):
-            if kinds.get(gid) == "system":
-                continue
-            members = [r for r in grouped.get(gid, []) if not r.excluded]
-            if members:
-                groups.append((gid, members))
-        count = sum(len(rs) for _, rs in groups)
+        count = h.included_non_system_messages()
         if count <= self.target_count + self.threshold:
             return Outcome(False, False)
-        keep: set[str] = set()
-        retained = 0
-        for gid, members in reversed(groups):
-            if retained >= self.target_count and keep:
-                break
-            keep.add(gid)
-            retained += len(members)
-        candidates = [(gid, rs) for gid, rs in groups if gid not in keep]
-        if not candidates:
+        candidates = self._candidates(h, self._kept(h))
+        first = next(candidates, None)
+        if first is None:
             return Outcome(True, False, "nothing older than the retained groups")
-        ids, chosen = self._select(candidates)
+        ids, chosen = self._select(chain([first], candidates))
         if not chosen:
             return self._fail("no complete message group fits within max_summary_input_tokens")
         messages = [r.message for r in chosen]
@@ -687,12 +1077,13 @@ class SummarizationStrategy:
             return self._fail("the summarizer returned no text")
         self.consecutive_failures = 0
         summary_id = f"summary_{len(h.records)}"
+        position = min(start for g in ids if (start := h.start(g)) is not None)
         for r in chosen:
-            r.excluded, r.reason = True, self.REASON
+            h.exclude(r, self.REASON)
         summary = Message(role="assistant", texts=(text,), meta={"message_id": summary_id})
         entry = inserted(summary, "summary", covers=[r.entry for r in chosen], strategy="SummarizationStrategy",
                          backend=call.backend, simulated=call.simulated, summary_of_group_ids=ids)
-        h.insert(min(starts[g] for g in ids if g in starts), entry)
+        h.insert(position, entry)
         notice = f" ({call.notice})" if call.notice else ""
         return Outcome(True, True, f"{count} messages > target_count + threshold: summarized "
                                    f"{_plural(len(chosen), 'message')} in {_plural(len(ids), 'group')}{notice}",
@@ -724,20 +1115,22 @@ class TokenBudgetComposedStrategy:
                 return Outcome(True, changed, "; ".join(notes), calls)
         if h.included_tokens() <= self.token_budget:
             return Outcome(True, changed, "; ".join(notes), calls)
-        ordered = h.annotate()
-        grouped, kinds = h.grouped(), h.kinds()
-        retained = h.minimum_retained(ordered, kinds)
+        h.annotate()
+        retained = h.minimum_retained()
         tokens = h.included_tokens()  # kept up to date below instead of recounted after every group
-        for reason, wanted in (("token_budget_fallback", lambda k: k != "system"),
-                               ("token_budget_fallback_strict", lambda k: k == "system")):
+        # oldest first: non-system groups (but those already wholly excluded as the fallback), then system groups
+        passes = (("token_budget_fallback", lambda: h.groups_in_order(unless_excluded_as="token_budget_fallback"),
+                   lambda k: k != "system"),
+                  ("token_budget_fallback_strict", h.system_groups, lambda k: k == "system"))
+        for reason, groups, wanted in passes:
             removed = 0
-            for gid in ordered:
-                if not wanted(kinds.get(gid)) or gid in retained:
+            for gid in groups():
+                if not wanted(h.kind(gid)) or gid in retained:
                     continue
-                for r in grouped.get(gid, []):
+                for r in h.members(gid):
                     if not r.excluded:
                         changed, removed, tokens = True, removed + 1, tokens - h.tokens(r)
-                    r.excluded, r.reason = True, reason
+                    h.exclude(r, reason)
                 if tokens <= self.token_budget:
                     break
             if removed:
@@ -772,18 +1165,18 @@ class NestedPythonChild:
             h.replace_content(r, r.entry.replaced(message, nested_in=self.name))
         removed = [records[k] for k in result.removed]
         for r in removed:
-            r.excluded, r.reason = True, self.name
+            h.exclude(r, self.name)
         after: dict[int | None, Record] = {}
         for previous, entry in result.inserted:
             anchor = after.get(previous) or (records[previous] if previous is not None else None)
             if anchor is not None:
-                position = h.records.index(anchor) + 1
+                position = h.position(anchor) + 1
             else:
-                position = h.records.index(records[0]) if records else len(h.records)
+                position = h.position(records[0]) if records else len(h.records)
             h.insert(position, self._entry(h, entry, removed))
             after[previous] = h.records[position]
         if result.replaced:  # new content may change a message's kind (e.g. a tool call's inputs cleared)
-            h.annotate(from_index=min(h.records.index(records[k]) for k in result.replaced))
+            h.annotate(from_index=min(h.position(records[k]) for k in result.replaced))
         return Outcome(True, True, describe(result), result.model_calls)
 
     def _entry(self, h: History, entry: Entry, removed: Sequence[Record]) -> Entry:
@@ -791,9 +1184,8 @@ class NestedPythonChild:
         covered = set(entry.represents)
         links = [r for r in removed if (r.entry.origin in covered if r.entry.inserted is None
                                         else bool(covered.intersection(r.entry.represents)))]
-        taken = {r.message_id for r in h.records}
         number = len(h.records)
-        while f"nested_summary_{number}" in taken:
+        while h.has_message_id(f"nested_summary_{number}"):
             number += 1
         message_ids = [r.message_id for r in links if r.message_id]
         group_ids = list(dict.fromkeys(r.group_id for r in links if r.group_id))
@@ -857,8 +1249,8 @@ class ContextWindowCompactionStrategy:
 def token_counter(counter: Counter) -> Callable[[Record], int]:
     """Per-message token counts: ``CharacterEstimatorTokenizer`` over the message JSON (with the id the framework
     assigned) for ``maf-python``, else the given counter applied to the single message."""
-    if counter.spec == "maf-python":
-        return lambda r: max(1, len(token_json(r.message, r.message_id or "")) // 4)
+    if isinstance(counter, MafPythonCounter):
+        return lambda r: counter.tokens(r.message, None if own_message_id(r.message) else r.message_id or None)
     return lambda r: counter.count((r.message,))
 
 
@@ -881,7 +1273,7 @@ class PythonRunner(Runner):
         self._lines = dict(lines or {})
 
     def append(self, entry: Entry) -> None:
-        self.history.records.append(_record(entry))
+        self.history.append(entry)
 
     def entries(self) -> Sequence[Entry]:
         return self.history.entries()
