@@ -26,8 +26,10 @@ class Entry:
     ``origin`` is the index of the original message in the loaded conversation (``None`` for an inserted message).
     ``pruned`` marks an original whose content was replaced in place (placeholder, offload pointer, mask…).
     ``excluded`` is Agent Framework's sticky flag: the entry stays stored but is not sent.
-    ``represents`` lists the originals an inserted summary or digest stands for (transitively, through earlier
-    summaries), which turns their fate into ``collapsed`` while it is sent.
+    ``covers`` is what an inserted summary or digest took the place of: original indices, and earlier inserted
+    entries (standing for what they represent). :attr:`represents` flattens it: the originals whose fate is
+    ``collapsed`` while the entry is sent. Keeping the earlier entries instead of copying what they represent keeps
+    a summary of a summary of … cheap to make.
     """
 
     message: Message
@@ -36,7 +38,7 @@ class Entry:
     excluded: bool = False
     exclude_reason: str | None = None
     inserted: InsertKind | None = None
-    represents: tuple[int, ...] = ()
+    covers: tuple[int | Entry, ...] = ()
     #: free-form facts the UI shows (e.g. {"tier": "historical_turns"})
     info: dict = field(default_factory=dict, compare=False)
 
@@ -47,15 +49,31 @@ class Entry:
             return "inserted"
         return "pruned" if self.pruned else "kept"
 
+    @property
+    def represents(self) -> tuple[int, ...]:
+        """The originals an inserted entry stands for, through the entries it covers, in order, each once."""
+        found: dict[int, None] = {}
+        pending = [iter(self.covers)]
+        while pending:
+            for part in pending[-1]:
+                if isinstance(part, int):
+                    found[part] = None
+                else:
+                    pending.append(iter(part.covers))
+                    break
+            else:
+                pending.pop()
+        return tuple(found)
+
     def replaced(self, message: Message, **info) -> Entry:
         """This original with its content replaced in place (fate ``pruned``)."""
-        return Entry(message, self.origin, True, self.excluded, self.exclude_reason, self.inserted, self.represents,
+        return Entry(message, self.origin, True, self.excluded, self.exclude_reason, self.inserted, self.covers,
                      {**self.info, **info})
 
     def excluded_as(self, reason: str) -> Entry:
         """This entry flagged as not sent, for ``reason`` (built directly: ``dataclasses.replace`` costs several times
         more, and a thrashing replay excludes entries by the thousand)."""
-        return Entry(self.message, self.origin, self.pruned, True, reason, self.inserted, self.represents, self.info)
+        return Entry(self.message, self.origin, self.pruned, True, reason, self.inserted, self.covers, self.info)
 
 
 def original(message: Message, index: int) -> Entry:
@@ -65,13 +83,13 @@ def original(message: Message, index: int) -> Entry:
 
 def inserted(message: Message, kind: InsertKind, covers: Iterable[Entry] = (), **info) -> Entry:
     """A new message standing for ``covers`` (their originals and whatever they themselves represented)."""
-    represented: dict[int, None] = {}
+    parts: list[int | Entry] = []
     for e in covers:
-        if e.origin is not None and e.inserted is None:
-            represented[e.origin] = None
-        for o in e.represents:
-            represented[o] = None
-    return Entry(message=message, origin=None, inserted=kind, represents=tuple(represented), info=info)
+        if e.inserted is not None:
+            parts.append(e)
+        elif e.origin is not None:
+            parts.append(e.origin)
+    return Entry(message=message, origin=None, inserted=kind, covers=tuple(parts), info=info)
 
 
 def sent(entries: Sequence[Entry]) -> list[Entry]:

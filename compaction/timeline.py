@@ -165,9 +165,20 @@ class Timeline:
         return Snapshot(base, shared, tuple(own), next_original, depth)
 
     def _apply(self, removed: tuple[Entry, ...], added: tuple[Entry, ...]) -> dict[int, Fate]:
-        """Update who is sent and represented; the fates that changed."""
+        """Update who is sent and represented; the fates that changed.
+
+        ``_represented[o]`` counts the paths from sent inserted entries down their covers to original ``o``. An
+        inserted entry that takes over one removed in the same change (a summary of the previous summary) inherits
+        its paths as they are: only what it covers besides is counted, so a chain of summaries costs what each adds,
+        not what it stands for."""
         touched: set[int] = set()
-        present, represented = self._present, self._represented
+        present = self._present
+        leaving = {id(e): e for e in removed if e.inserted is not None}
+        taken_over: set[int] = set()  # removed inserted entries whose paths an added one inherits
+        for e in added:
+            for part in e.covers:
+                if not isinstance(part, int) and id(part) in leaving and id(part) not in taken_over:
+                    taken_over.add(id(part))
         for e in removed:
             if e.origin is not None:
                 own = present[e.origin]
@@ -175,16 +186,21 @@ class Timeline:
                 if not own:
                     del present[e.origin]
                 touched.add(e.origin)
-            for o in e.represents:
-                represented[o] -= 1
-                touched.add(o)
+            if e.inserted is not None and id(e) not in taken_over:
+                self._count_paths(e.covers, -1, touched)
+        inherited: set[int] = set()
         for e in added:
             if e.origin is not None:
                 present.setdefault(e.origin, []).append(e)
                 touched.add(e.origin)
-            for o in e.represents:
-                represented[o] = represented.get(o, 0) + 1
-                touched.add(o)
+            if e.inserted is not None:
+                parts = []
+                for part in e.covers:
+                    if not isinstance(part, int) and id(part) in taken_over and id(part) not in inherited:
+                        inherited.add(id(part))  # its paths stay counted, now through this entry
+                    else:
+                        parts.append(part)
+                self._count_paths(parts, +1, touched)
         changed: dict[int, Fate] = {}
         for o in sorted(touched):
             fate = self._fate(o)
@@ -195,6 +211,18 @@ class Timeline:
                 else:
                     self._fates[o] = fate
         return changed
+
+    def _count_paths(self, covers: Sequence[int | Entry], sign: int, touched: set[int]) -> None:
+        """Add ``sign`` to the path count of every original reached from ``covers``."""
+        represented = self._represented
+        pending = [covers]
+        while pending:
+            for part in pending.pop():
+                if isinstance(part, int):
+                    represented[part] = represented.get(part, 0) + sign
+                    touched.add(part)
+                else:
+                    pending.append(part.covers)
 
     def _fate(self, origin: int) -> Fate:
         own = self._present.get(origin)

@@ -92,7 +92,10 @@ def assert_clean(at: AppTest) -> None:
 
 
 def compact_hard(at: AppTest) -> AppTest:
-    """A small window so both default setups compact on the test log."""
+    """A small window so both default setups compact on the test log (its 16 groups are all Agent Framework's
+    default minimumPreservedGroups would protect, so setup B preserves 4)."""
+    at.number_input(key=state.widget_key("B", "agent_framework.tool_result_compaction", "minimum_preserved_groups")
+                    ).set_value(4)
     return at.number_input(key=settings.WINDOW_KEY).set_value(20_000).run()
 
 
