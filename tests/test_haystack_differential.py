@@ -135,6 +135,34 @@ def test_real_hook_and_replay_agree_call_by_call(log: Path, setup: Setup, spec: 
     assert pruned == sum(COMPACTION_META_KEY in m.meta for m in last_sent) > 0
 
 
+def every_real_log() -> list[Path]:
+    """Every real log in ../shared/real_logs, whatever its format (empty when the folder is absent)."""
+    if not REAL_LOGS.is_dir():
+        return []
+    return sorted(p for p in REAL_LOGS.rglob("*") if p.is_file() and p.name != "README.md")
+
+
+ALL_REAL = every_real_log()
+
+
+@pytest.mark.parametrize("spec", COUNTERS)
+@pytest.mark.parametrize("peak_ratio", (1.5, 3.0))
+@pytest.mark.parametrize("log", ALL_REAL, ids=[p.name[:60] for p in ALL_REAL])
+def test_every_real_log_agrees_call_by_call(log: Path, peak_ratio: float, spec: str):
+    """Whatever the reader made of the log (Claude Code results with several text blocks, Codex, SWE-agent, …),
+    the real hook and our replay send the same thing at every call."""
+    conversation = compaction.load(log)
+    if not conversation.llm_call_indices:
+        pytest.skip("no LLM call in this log")
+    window = max(1, int(uncompacted_peak(log, conversation, spec) / peak_ratio))
+    ours = compaction.replay(conversation, "haystack.tool_result_pruning", {"min_tokens": 50}, context_window=window,
+                             counter=spec)
+    theirs = drive_haystack_hook(conversation, hooks.ToolResultPruningCompactor(min_tokens=50),
+                                 context_window=window, token_counter=haystack_counter(spec))
+    assert_same_calls(ours, theirs)
+    assert sum(call.triggered for call in theirs) >= 1
+
+
 def test_tool_schemas_are_counted_by_both():
     """With tool schemas the estimate includes them and the target subtracts them, in both implementations."""
     path = REAL_LOGS / "openai-chat" / "OpenHands__llm_completions__claude-3-5-sonnet__django-10097.json"

@@ -215,11 +215,12 @@ def drive_haystack_hook(
     ``compactor`` and ``token_counter`` are haystack objects (``token_counter=None`` is the hook's own default,
     ``ApproximateTokenCounter()``). ``tools`` are haystack ``Tool`` objects or our ``ToolSchema`` values; ``None``
     means the conversation's own tool schemas. The log's own compaction summaries are left out unless
-    ``include_log_summaries``, as :func:`compaction.replay` does. ``chat_messages`` may hold the conversation already
+    ``include_log_summaries``, and, as there, messages the agent never saw are left out and an assistant message
+    the model did not generate is context, not a call. ``chat_messages`` may hold the conversation already
     converted (one ``ChatMessage`` per message, e.g. from :func:`to_haystack_messages`), so that timing the driver
     measures the hook, not the conversion. After a compaction the Agent does not count what it sends, so the driver
     does it for the record; ``measure_sent=False`` leaves ``tokens_sent`` to :func:`with_tokens_sent`, for timings
-    that should hold only what the Agent does. Returns one :class:`HookCall` per assistant message.
+    that should hold only what the Agent does. Returns one :class:`HookCall` per LLM call.
     """
     _require_haystack()
     from haystack.hooks.compaction import CompactionHook
@@ -231,7 +232,11 @@ def drive_haystack_hook(
     hooks = {BEFORE_LLM: [hook]}
     flat_tools = _as_haystack_tools(conversation.tools if tools is None else tools)
     state = _agent_state(flat_tools)
-    skipped = frozenset() if include_log_summaries else conversation.log_summary_indices
+    from ..replay import hidden_from_agent
+
+    skipped = hidden_from_agent(conversation) | (
+        frozenset() if include_log_summaries else frozenset(conversation.log_summary_indices))
+    calls_at = frozenset(conversation.llm_call_indices)
     if chat_messages is not None and len(chat_messages) != len(conversation.messages):
         raise ValueError(f"chat_messages holds {len(chat_messages)} messages, the conversation "
                          f"{len(conversation.messages)}")
@@ -240,7 +245,7 @@ def drive_haystack_hook(
         for index, message in enumerate(conversation.messages):
             if index in skipped:
                 continue
-            if message.role == "assistant":
+            if index in calls_at:
                 calls.append(_one_call(hooks, state, recorder, len(calls), index, flat_tools, _run_hooks))
             state.set("messages", [chat_messages[index] if chat_messages is not None else to_haystack_message(message)])
     return with_tokens_sent(calls, hook.token_counter, flat_tools) if measure_sent else calls
@@ -288,9 +293,19 @@ def message_view(message: Message) -> tuple:
         message.role,
         tuple(message.texts),
         tuple((c.name, dict(c.arguments), c.id) for c in message.tool_calls),
-        None if result is None else (result.result, result.origin.name, result.call_id, result.error),
+        None if result is None else (_parts_view(result.result), result.origin.name, result.call_id, result.error),
         message.meta.get(COMPACTION_META_KEY),
     )
+
+
+def _parts_view(result: Any) -> Any:
+    """A tool result's content as comparable values: its text, or per part the text or the kind of attachment (ours:
+    ``str`` / :class:`~compaction.conversation.Image` / ``File``; haystack: ``TextContent`` / ``ImageContent`` /
+    ``FileContent``)."""
+    if isinstance(result, str):
+        return result
+    return tuple(p if isinstance(p, str) else p.text if hasattr(p, "text") else type(p).__name__.removesuffix("Content")
+                 for p in result)
 
 
 def chat_message_view(chat_message: Any) -> tuple:
@@ -300,7 +315,8 @@ def chat_message_view(chat_message: Any) -> tuple:
         chat_message.role.value,
         tuple(chat_message.texts),
         tuple((c.tool_name, dict(c.arguments), c.id) for c in chat_message.tool_calls),
-        None if result is None else (result.result, result.origin.tool_name, result.origin.id, result.error),
+        None if result is None else (_parts_view(result.result), result.origin.tool_name, result.origin.id,
+                                     result.error),
         chat_message.meta.get(COMPACTION_META_KEY),
     )
 

@@ -202,40 +202,119 @@ def newest_result_positions(messages: Sequence[Message], steps: int) -> set[int]
     return protected
 
 
-def replace_results_until_target(
+class _MessagesOf(Sequence):
+    """The messages of a list of entries, read in place (no copy of a long history to look at its end)."""
+
+    __slots__ = ("_entries",)
+
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        self._entries = entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self._entries[index].message
+
+
+#: what ``replace_one`` answers for a result it leaves alone this time but might replace later (a failed store write)
+NOT_NOW = "not now"
+Replacement = tuple[Message, int] | None | str
+
+
+@dataclass
+class ResultScan:
+    """Where the oldest-first loop over a history that only grows at its end may start.
+
+    Every tool result before ``start`` is already replaced or can never be (too small, skipped by its meta, no
+    saving): those are facts about the message alone, so they hold at every later call. The hook keeps one scan per
+    compactor and resets it whenever another compactor rewrites the list, so a thrashing replay pays for what is
+    new since the last compaction, not for the whole history every call."""
+
+    start: int = 0
+
+
+def replace_results_in_place(
     entries: list[Entry],
     target: int,
     counter: Counter,
     min_keep_steps: int,
-    replace_one: Callable[[Message], tuple[Message, int] | None],
+    replace_one: Callable[[Message], Replacement],
     current_tokens: int | None = None,
+    scan: ResultScan | None = None,
     **info: Any,
-) -> list[Entry] | None:
-    """Haystack's oldest-first tool-result replacement loop shared by pruning and offloading.
+) -> dict[int, Entry]:
+    """Haystack's oldest-first tool-result replacement loop shared by pruning and offloading, on ``entries`` itself.
 
     Results of the newest ``min_keep_steps`` tool-calling steps (whole conversation) are protected; the running
     total is lowered by each replacement's own saving (no recount) and the loop stops once it is at or under target.
+    Returns the entries it replaced, by position (empty when it declined). ``scan`` (see :class:`ResultScan`) lets
+    the loop skip what an earlier call of the same compactor on the same growing history settled.
     """
-    messages = messages_of(entries)
-    current = counter.count(messages) if current_tokens is None else current_tokens
+    current = counter.count(messages_of(entries)) if current_tokens is None else current_tokens
     if current <= target:
-        return None
-    protected = newest_result_positions(messages, min_keep_steps)
-    out = list(entries)
-    changed = False
-    for index, message in enumerate(messages):
-        if message.tool_result is None or index in protected:
+        return {}
+    protected = newest_result_positions(_MessagesOf(entries), min_keep_steps)
+    replaced: dict[int, Entry] = {}
+    start = scan.start if scan is not None else 0
+    settled = start  # every result before this position is replaced or never replaceable
+    for index in range(start, len(entries)):
+        entry = entries[index]
+        message = entry.message
+        if message.tool_result is None:
+            if settled == index:
+                settled += 1
+            continue
+        if index in protected:
             continue
         replacement = replace_one(message)
-        if replacement is None:
+        if replacement is None or replacement == NOT_NOW:
+            if settled == index and replacement is None:
+                settled += 1
             continue
         new_message, saved = replacement
-        out[index] = entries[index].replaced(new_message, **info)
+        replaced[index] = entry
+        entries[index] = entry.replaced(new_message, **info)
         current -= saved
-        changed = True
+        if settled == index:
+            settled += 1  # a replaced result carries the compaction marker: never replaced again
         if current <= target:
             break
-    return out if changed else None
+    if scan is not None:
+        scan.start = settled
+    return replaced
+
+
+class ResultReplacer(Compactor):
+    """Pruning and offloading: large, unprotected tool results replaced in place, oldest first."""
+
+    min_keep_steps: int
+    #: what the replaced entries record in their ``info`` (e.g. ``placeholder=True``)
+    entry_info: Mapping[str, Any] = {}
+
+    @abstractmethod
+    def replace_one(self, message: Message, counter: Counter) -> Replacement:
+        """The replacement of one tool result and the tokens it saves; ``None`` when it never will be replaced,
+        :data:`NOT_NOW` when not this time."""
+
+    def compact(self, entries: list[Entry], target: int, counter: Counter,
+                current_tokens: int | None = None) -> list[Entry] | None:
+        out = list(entries)
+        return out if self.compact_in_place(out, target, counter, current_tokens) else None
+
+    def compact_in_place(self, entries: list[Entry], target: int, counter: Counter, current_tokens: int | None = None,
+                         scan: ResultScan | None = None) -> dict[int, Entry]:
+        """:meth:`compact` on ``entries`` itself: the entries replaced, by position (empty when it declined)."""
+        return replace_results_in_place(entries, target, counter, self.min_keep_steps,
+                                        lambda m: self.replace_one(m, counter), current_tokens, scan,
+                                        **self.entry_info)
+
+    def describe(self, before: list[Entry], after: list[Entry]) -> str:
+        return self.describe_replaced(sum(1 for a, b in zip(before, after, strict=True) if a is not b))
+
+    @abstractmethod
+    def describe_replaced(self, n: int) -> str:
+        """A short account of one compaction that replaced ``n`` results."""
 
 
 def check_result_replacement_params(min_keep_steps: int, min_tokens: int) -> None:
@@ -249,10 +328,11 @@ def check_result_replacement_params(min_keep_steps: int, min_tokens: int) -> Non
         raise ValueError(f"`min_tokens` must be at least 0, got {min_tokens}.")
 
 
-class ToolResultPruning(Compactor):
+class ToolResultPruning(ResultReplacer):
     """``ToolResultPruningCompactor``: oldest-first placeholder replacement of large, unprotected tool results."""
 
     name = "tool_result_pruning"
+    entry_info = {"placeholder": True}
 
     def __init__(
         self,
@@ -267,14 +347,7 @@ class ToolResultPruning(Compactor):
         self.placeholder = placeholder
         self.skip_meta_keys = tuple(skip_meta_keys)
 
-    def compact(self, entries: list[Entry], target: int, counter: Counter,
-                current_tokens: int | None = None) -> list[Entry] | None:
-        return replace_results_until_target(
-            entries, target, counter, self.min_keep_steps, lambda m: self._prune(m, counter),
-            current_tokens=current_tokens, placeholder=True,
-        )
-
-    def _prune(self, message: Message, counter: Counter) -> tuple[Message, int] | None:
+    def replace_one(self, message: Message, counter: Counter) -> Replacement:
         result = message.tool_result
         if result is None or COMPACTION_META_KEY in message.meta:
             return None
@@ -295,8 +368,7 @@ class ToolResultPruning(Compactor):
         saved = original_tokens - counter.count_one(pruned)
         return (pruned, saved) if saved > 0 else None
 
-    def describe(self, before: list[Entry], after: list[Entry]) -> str:
-        n = sum(1 for a, b in zip(before, after, strict=True) if a is not b)
+    def describe_replaced(self, n: int) -> str:
         return f"pruned {n} tool result{'s' if n != 1 else ''}, oldest first"
 
 
@@ -328,11 +400,12 @@ def replay_uuid_hexes(seed: int = 0) -> Callable[[], str]:
     return lambda: uuid.UUID(int=rng.getrandbits(128), version=4).hex
 
 
-class ToolResultOffload(Compactor):
+class ToolResultOffload(ResultReplacer):
     """``ToolResultOffloadCompactor``: oldest-first, large unprotected tool results are written to a store and replaced
     by a pointer naming the stored reference, with a preview."""
 
     name = "tool_result_offloading"
+    entry_info = {"offloaded": True}
 
     def __init__(
         self,
@@ -351,14 +424,7 @@ class ToolResultOffload(Compactor):
         self.preview_chars = preview_chars
         self.uuid_hex = uuid_hex or replay_uuid_hexes()
 
-    def compact(self, entries: list[Entry], target: int, counter: Counter,
-                current_tokens: int | None = None) -> list[Entry] | None:
-        return replace_results_until_target(
-            entries, target, counter, self.min_keep_steps, lambda m: self._offload(m, counter),
-            current_tokens=current_tokens, offloaded=True,
-        )
-
-    def _offload(self, message: Message, counter: Counter) -> tuple[Message, int] | None:
+    def replace_one(self, message: Message, counter: Counter) -> Replacement:
         result = message.tool_result
         if (result is None or result.error or message.meta.get(OFFLOADED_META_KEY)
                 or COMPACTION_META_KEY in message.meta):
@@ -371,13 +437,13 @@ class ToolResultOffload(Compactor):
             return None
         if not self.store.supports_binary_content and not all(isinstance(b, str) for b in blocks):
             self.report.notes.append(f"left a {result.origin.name} result with image/file parts in context")
-            return None
+            return NOT_NOW  # noted at every compaction, as before
         prefix = f"compacted_{result.origin.name}_{self.uuid_hex()}"
         try:
             references, pointer = self._write(blocks, prefix)
         except Exception as error:  # noqa: BLE001 - a failed write leaves the result in place, as in Haystack
             self.report.notes.append(f"could not offload a {result.origin.name} result ({error})")
-            return None
+            return NOT_NOW
         marker = {"strategy": self.name, "original_tokens": original_tokens}
         offloaded = Message(
             role="tool",
@@ -402,8 +468,7 @@ class ToolResultOffload(Compactor):
         lines = [f"{i}. {d}" for i, d in enumerate(descriptions, start=1)]
         return references, "\n".join([f"Tool result offloaded to {len(descriptions)} files:", *lines])
 
-    def describe(self, before: list[Entry], after: list[Entry]) -> str:
-        n = sum(1 for a, b in zip(before, after, strict=True) if a is not b)
+    def describe_replaced(self, n: int) -> str:
         notes = "; ".join(self.report.notes)
         return f"offloaded {n} tool result{'s' if n != 1 else ''} to the store, oldest first" + (
             f"; {notes}" if notes else "")
@@ -633,7 +698,11 @@ def attachment_placeholder(part: Image | File) -> str:
 
 # ------------------------------------------------------------------------------------------------- the hook
 class HookRunner(Runner):
-    """``CompactionHook`` driving one compactor (or several, in registration order, as an Agent runs its hooks)."""
+    """``CompactionHook`` driving one compactor (or several, in registration order, as an Agent runs its hooks).
+
+    Pruning and offloading replace results in the stored list itself, and the hook follows them: the running count
+    is updated per replaced result, each compactor resumes its scan where the last one settled (see
+    :class:`ResultScan`) and the engine is told the first position that changed."""
 
     persistence = "rewrite"
 
@@ -644,6 +713,8 @@ class HookRunner(Runner):
         self.tools = ctx.tools
         self._entries: list[Entry] = []
         self._tally = self.counter.tally(tools=self.tools)
+        self._scans = [ResultScan() for _ in self.compactors]
+        self._first_change = 0
 
     def append(self, entry: Entry) -> None:
         self._entries.append(entry)
@@ -651,6 +722,10 @@ class HookRunner(Runner):
 
     def entries(self) -> Sequence[Entry]:
         return self._entries
+
+    def first_change(self) -> int:
+        changed, self._first_change = self._first_change, len(self._entries)
+        return changed
 
     def measure(self) -> int:
         return self._tally.value(with_tools=True)
@@ -664,7 +739,7 @@ class HookRunner(Runner):
         target_seen: int | None = None
         notes: list[str] = []
         model_calls: list[dict[str, int]] = []
-        for compactor in self.compactors:
+        for position, compactor in enumerate(self.compactors):
             estimated = self.measure()
             if not self.policy.triggered(estimated):
                 continue
@@ -673,17 +748,14 @@ class HookRunner(Runner):
             target = self.policy.target(overhead)
             target_seen = target if target_seen is None else target_seen
             report = compactor.start_report()
-            result = compactor.compact(list(self._entries), target, self.counter,
-                                       current_tokens=self._tally.value(with_tools=False))
+            note = self._run(compactor, self._scans[position], target)
             model_calls.extend(report.model_calls)
-            if result is None:
+            if note is None:
                 reason = "; ".join(report.notes) or "nothing it may compact"
                 notes.append(f"{compactor.name} declined: {reason}")
                 continue
-            notes.append(compactor.describe(self._entries, result))
+            notes.append(note)
             compacted_any = True
-            self._update_tally(self._entries, result)
-            self._entries = result
         return CallOutcome(
             tokens_before=before,
             tokens_sent=self.measure(),
@@ -694,19 +766,38 @@ class HookRunner(Runner):
             model_calls=model_calls,
         )
 
+    def _run(self, compactor: Compactor, scan: ResultScan, target: int) -> str | None:
+        """Run one compactor on the stored history; its account, or None when it declined."""
+        current = self._tally.value(with_tools=False)
+        if isinstance(compactor, ResultReplacer):
+            replaced = compactor.compact_in_place(self._entries, target, self.counter, current, scan)
+            if not replaced:
+                return None
+            self._first_change = min(self._first_change, min(replaced))
+            self._follow_replacements(replaced)
+            return compactor.describe_replaced(len(replaced))
+        result = compactor.compact(list(self._entries), target, self.counter, current_tokens=current)
+        if result is None:
+            return None
+        note = compactor.describe(self._entries, result)
+        self._first_change = 0
+        for each in self._scans:  # positions moved: every scan starts over
+            each.start = 0
+        self._tally = self.counter.tally(messages_of(result), self.tools)
+        self._entries = result
+        return note
 
-    def _update_tally(self, before: list[Entry], after: list[Entry]) -> None:
-        """Follow in-place replacements incrementally; rebuild the running count after anything else."""
-        if len(before) == len(after):
-            changed = [i for i, (a, b) in enumerate(zip(before, after)) if a is not b]
-            for i in changed:
-                previous = after[i - 1].message if i > 0 else None
-                following = before[i + 1].message if i + 1 < len(before) else None
-                if not self._tally.replace(previous, before[i].message, after[i].message, following):
-                    break
-            else:
+    def _follow_replacements(self, replaced: Mapping[int, Entry]) -> None:
+        """Bring the running count up to date with entries replaced in place (``replaced``: the old ones by
+        position); it is rebuilt when the counter cannot replace in place."""
+        entries = self._entries
+        last = len(entries) - 1
+        for i in sorted(replaced):
+            previous = entries[i - 1].message if i > 0 else None  # already followed: positions go up
+            following = replaced.get(i + 1, entries[i + 1]).message if i < last else None
+            if not self._tally.replace(previous, replaced[i].message, entries[i].message, following):
+                self._tally = self.counter.tally(messages_of(entries), self.tools)
                 return
-        self._tally = self.counter.tally(messages_of(after), self.tools)
 
 
 def hook_chain(chain_factory: Callable[[Mapping[str, Any], RunContext], Sequence[Compactor]]):
