@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from pathlib import Path
 
 from ..conversation import Conversation
+from ..submodules import import_submodules
 from .base import Document, FormatInfo, LoadError, formats, parse_document, read_path, register_format
 
 
 def load_all() -> None:
     """Import every format module of this package (each registers itself; idempotent)."""
-    for module in pkgutil.iter_modules(__path__):
-        if module.name != "base" and not module.name.startswith("_"):
-            importlib.import_module(f"{__name__}.{module.name}")
+    import_submodules(__name__, __path__)
 
 
 def detect(doc: Document) -> tuple[FormatInfo, list[str]]:
