@@ -18,6 +18,7 @@ from compaction.setups import Setup
 from compaction.ui import (
     costs,
     fleet_view,
+    heap,
     navigation,
     results,
     settings,
@@ -132,8 +133,8 @@ def main() -> None:
                 st.subheader("Summary per setup", anchor="summary")
                 results.show_summary_table(outcomes)
             with section("Share and export"):
-                spec = tokens_chart_spec(runs_key, tuple(series_colors(runs, colors).items()), None, runs).spec
-                share.show_share(outcomes, spec, choice.origin != "sample")
+                chart = tokens_chart_spec(runs_key, tuple(series_colors(runs, colors).items()), None, runs)
+                share.show_share(outcomes, chart, choice.origin != "sample")
     replayed = [r for r in outcomes if r.replay is not None]
     if cost_tab.open:
         with cost_tab, section("Cost"):
@@ -163,4 +164,7 @@ def publish(inputs: Inputs) -> None:
         url_state.publish_view(sample, [s.setup() for s in inputs.setups])
 
 
-main()
+try:
+    main()
+finally:
+    heap.settle()  # keep the cyclic GC off the caches (see compaction.ui.heap)

@@ -3,8 +3,9 @@ number of rows each chart embeds.
 
 The app is driven headless with ``streamlit.testing.v1.AppTest``. It reads its samples from
 ``COMPACTION_LAB_SAMPLES``: the benchmark points that at a temporary folder holding the cached 1,000-call log under
-the default sample's name. The first run (parse + replays) is reported on its own; then compact_at is moved back and
-forth and each ``run()`` is timed. Targets: re-render < 300 ms; every chart ≤ 5,000 rows.
+the default sample's name. The first run (parse + replays) is reported on its own; then compact_at is moved to
+values never replayed before (each change replays both setups and recomputes their analyses) and then back to each
+of them (everything cached), and each ``run()`` is timed. Targets: re-render < 300 ms; every chart ≤ 5,000 rows.
 
     python benchmarks/app_latency.py [--dir DIR] [--changes N]
 """
@@ -69,7 +70,7 @@ def _ms(values: list[float]) -> str:
     return ", ".join(f"{v:.0f}" for v in values) + " ms"
 
 
-def run(log: Path, changes: int = 6) -> list[Figure]:
+def run(log: Path, changes: int = 8) -> list[Figure]:
     """Measure the app on ``log``."""
     from streamlit.testing.v1 import AppTest
 
@@ -85,18 +86,17 @@ def run(log: Path, changes: int = 6) -> list[Figure]:
                 at.run()
             if at.exception:
                 raise RuntimeError(f"the app raised: {at.exception}")
-            slider = at.slider(key=settings.AT_KEY)
-            values = [0.75, 0.8]
-            times, cpu_times = [], []
-            for k in range(changes):
-                slider.set_value(values[k % 2])
+            fresh = [round(0.62 + 0.03 * k, 2) for k in range(changes)]  # never replayed before: replays run
+            new_times, new_cpu, back_times, back_cpu = [], [], [], []
+            for value, times, cpu_times in [*((v, new_times, new_cpu) for v in fresh),
+                                            *((v, back_times, back_cpu) for v in fresh)]:  # then back: cached
+                at.slider(key=settings.AT_KEY).set_value(value)
                 with timed() as t:
                     at.run()
                 if at.exception:
                     raise RuntimeError(f"the app raised after a change: {at.exception}")
                 times.append(t.wall * 1000)
                 cpu_times.append(t.cpu * 1000)
-                slider = at.slider(key=settings.AT_KEY)
             rows = chart_rows(at)
         finally:
             if previous is None:
@@ -106,10 +106,13 @@ def run(log: Path, changes: int = 6) -> list[Figure]:
     figures = [
         Figure("app first render (parse + replays), 1,000-call log", first.wall * 1000, "ms",
                note=f"CPU {first.cpu * 1000:.0f} ms"),
-        Figure("app re-render, compact_at moved to a new value (replays run)", statistics.median(times[:2]), "ms",
-               f"< {RERENDER_TARGET_MS:g}", RERENDER_TARGET_MS, note=f"the first two changes: {_ms(times[:2])}; CPU {_ms(cpu_times[:2])}"),
-        Figure("app re-render, compact_at moved back (replays cached)", statistics.median(times[2:]), "ms",
-               f"< {RERENDER_TARGET_MS:g}", RERENDER_TARGET_MS, note=f"the other changes: {_ms(times[2:])}; CPU {_ms(cpu_times[2:])}"),
+        Figure("app re-render, compact_at moved to a new value (replays run)", statistics.median(new_times), "ms",
+               f"< {RERENDER_TARGET_MS:g}", RERENDER_TARGET_MS,
+               note=f"median of {len(new_times)}: {_ms(new_times)}; CPU {_ms(new_cpu)}"),
+        Figure("  slowest of those", max(new_times), "ms", note="a full garbage collection or a cold cache shows here"),
+        Figure("app re-render, compact_at moved back (replays cached)", statistics.median(back_times), "ms",
+               f"< {RERENDER_TARGET_MS:g}", RERENDER_TARGET_MS,
+               note=f"median of {len(back_times)}: {_ms(back_times)}; CPU {_ms(back_cpu)}"),
     ]
     figures += [Figure(f"chart rows: {key}", n, "rows", f"<= {CHART_ROWS_TARGET:,}", CHART_ROWS_TARGET)
                 for key, n in rows]
@@ -121,7 +124,8 @@ def run(log: Path, changes: int = 6) -> list[Figure]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", help="benchmark data folder (default benchmarks/.data)")
-    parser.add_argument("--changes", type=int, default=6, help="parameter changes to time (at least 3)")
+    parser.add_argument("--changes", type=int, default=8, help="new compact_at values to time (and as many returns "
+                        "to them; at least 3)")
     args = parser.parse_args(argv)
     if args.changes < 3:
         parser.error("--changes must be at least 3")

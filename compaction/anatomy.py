@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .conversation import Message
+from .conversation import Conversation, Message
 from .history import FATES, Entry
 from .replay import ContextItem, Replay
 from .views import MAX_CHART_ROWS, Run, series_name
@@ -150,7 +150,7 @@ def lifecycle(replay: Replay, max_rows: int = MAX_CHART_ROWS) -> pd.DataFrame:
     doubling in width until the chart fits."""
     indices, runs = _fate_rows(replay)
     messages = replay.conversation.messages
-    previews: dict[int, str] = {}
+    previews = _previews_of(replay.conversation)
     if sum(len(r) for r in runs) <= max_rows:
         rows = [
             _rect(pos, pos + 1, start, end, fate, [index], messages, previews)
@@ -171,6 +171,12 @@ def lifecycle(replay: Replay, max_rows: int = MAX_CHART_ROWS) -> pd.DataFrame:
         members = indices[b * width:(b + 1) * width]
         rows.append(_rect(b * width, b * width + len(members), start, end, FATES[code], members, messages, previews))
     return pd.DataFrame(rows, columns=LIFECYCLE_COLUMNS)
+
+
+def _previews_of(conversation: Conversation) -> dict[int, str]:
+    """The hover previews of ``conversation``'s messages by index, filled as they are asked for and kept in its memo
+    (every replay of a log shows the same ones)."""
+    return conversation.memo.setdefault(("previews", PREVIEW_CHARS), {})
 
 
 def _rect(row: int, row_end: int, start: int, end: int, fate: str, members: Sequence[int],

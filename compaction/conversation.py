@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -257,6 +257,17 @@ class Conversation:
     events: tuple[LogEvent, ...] = ()
     #: message indices that hold the log's own compaction summaries (left out of simulated runs by default)
     log_summary_indices: frozenset[int] = frozenset()
+    #: what analyses derive from this conversation alone and keep for the next one (uncompacted series, previews);
+    #: it lives and dies with the conversation, and ``dataclasses.replace`` starts a copy with an empty one
+    memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __getstate__(self) -> list:
+        """Pickled without its memo (it may hold counters; a copy builds its own)."""
+        return [{} if f.name == "memo" else getattr(self, f.name) for f in fields(self)]
+
+    def __setstate__(self, state: list) -> None:
+        for f, value in zip(fields(self), state, strict=True):
+            object.__setattr__(self, f.name, value)
 
     def __len__(self) -> int:
         return len(self.messages)

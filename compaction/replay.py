@@ -27,6 +27,9 @@ from .tokens import Counter, make_counter
 #: over the whole replay follows its changes instead)
 _MATERIALIZED_CACHE = 4
 _FATES_CACHE = 64
+#: uncompacted series a conversation keeps (in its ``memo``) for the next replay that differs only in compact_at /
+#: compact_to (the app moving a threshold, a sweep over them); see :func:`_baseline_key`
+_BASELINES_KEPT = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,6 +348,28 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
+def _baseline_key(conversation: Conversation, info: StrategyInfo, values: Mapping[str, Any], counter: Counter,
+                  context_window: int, skipped: frozenset[int]) -> tuple:
+    """What a replay's uncompacted series depends on: the log, the strategy with its parameters, the counter, the
+    window and what is left out. Not compact_at / compact_to: the baseline runner only appends and measures, it never
+    compacts (``tests/test_replay_baseline.py`` holds every registered strategy to that)."""
+    params = tuple(sorted((k, repr(v)) for k, v in values.items()))
+    return "baseline", info.name, params, id(counter), context_window, skipped
+
+
+def _known_baseline(key: tuple, conversation: Conversation, counter: Counter) -> tuple[int, ...] | None:
+    hit = conversation.memo.get(key)
+    return hit[1] if hit is not None and hit[0] is counter else None  # the counter is kept: its id is not reused
+
+
+def _remember_baseline(key: tuple, conversation: Conversation, counter: Counter, series: tuple[int, ...]) -> None:
+    memo = conversation.memo
+    kept = [k for k in memo if k[0] == "baseline"]
+    for old in kept[: max(0, len(kept) - _BASELINES_KEPT + 1)]:
+        del memo[old]
+    memo[key] = (counter, series)
+
+
 def hidden_from_agent(conversation: Conversation) -> frozenset[int]:
     """Messages in the log that the agent's model never saw (e.g. tau2-bench's user-simulator tool traffic)."""
     return frozenset(i for i, m in enumerate(conversation.messages) if m.meta.get("hidden_from_agent") is True)
@@ -377,11 +402,14 @@ def replay(
     ) or tuple(e.summary for e in conversation.events if e.summary)
     ctx = RunContext(counter_obj, conversation.tools, context_window, compact_at, compact_to, log_summaries)
     runner = info.build(values, ctx)
-    baseline = info.build(values, ctx)
-    # a strategy may count with its framework's own counter when the run keeps the default (LangChain)
-    counter_obj = getattr(runner, "framework_counter", None) or counter_obj
     skipped = hidden_from_agent(conversation) | (
         frozenset() if include_log_summaries else frozenset(conversation.log_summary_indices))
+    baseline_key = _baseline_key(conversation, info, values, counter_obj, context_window, skipped)
+    known = _known_baseline(baseline_key, conversation, counter_obj)
+    baseline = info.build(values, ctx) if known is None else None
+    uncompacted: list[int] = []
+    # a strategy may count with its framework's own counter when the run keeps the default (LangChain)
+    counter_obj = getattr(runner, "framework_counter", None) or counter_obj
 
     timeline = Timeline()
     originals: list[Entry | None] = [None] * len(conversation.messages)
@@ -398,11 +426,13 @@ def replay(
                 # call until the next change (the originals appended meanwhile are the snapshot's tail)
                 timeline.snapshot(runner.entries(), i, runner.first_change())
             stored_snapshot = project and not outcome.compacted
+            if baseline is not None:
+                uncompacted.append(baseline.measure())
             steps.append(
                 Step(
                     step=len(steps),
                     message_index=i,
-                    tokens_uncompacted=baseline.measure(),
+                    tokens_uncompacted=known[len(steps)] if known is not None else uncompacted[-1],
                     tokens_before=outcome.tokens_before,
                     tokens_sent=outcome.tokens_sent,
                     triggered=outcome.triggered,
@@ -415,8 +445,11 @@ def replay(
             )
         entry = originals[i] = original(message, i)
         runner.append(entry)
-        baseline.append(entry)
+        if baseline is not None:
+            baseline.append(entry)
         timeline.append(entry)
+    if known is None:
+        _remember_baseline(baseline_key, conversation, ctx.counter, tuple(uncompacted))
     return Replay(
         conversation=conversation,
         strategy=info,

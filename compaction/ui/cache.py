@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import streamlit as st
-from altair.utils.core import sanitize_pandas_dataframe
-from streamlit import dataframe_util
 
 import compaction
 from compaction import anatomy, charts, explain, views
@@ -92,6 +92,27 @@ def run_replay(key: ReplayKey, _conversation: Conversation) -> Replay:
     return key.setup().run(_conversation)
 
 
+def arrow_bytes(frame: pd.DataFrame) -> bytes:
+    """A chart's data frame as the Arrow IPC bytes ``st.vega_lite_chart`` sends, with the values Altair's sanitizing
+    would leave (missing and infinite numbers as nulls, strings as ``utf8``).
+
+    Going through ``sanitize_pandas_dataframe`` turns every string column into Python objects, which pyarrow then
+    converts one by one: 18 ms for the 3,400-row lifecycle chart, against 1 ms straight from the frame's own types."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    columns = []
+    for column in table.columns:
+        if pa.types.is_large_string(column.type):
+            column = column.cast(pa.string())
+        elif pa.types.is_floating(column.type):
+            column = pc.if_else(pc.is_inf(column), pa.scalar(None, column.type), column)
+        columns.append(column)
+    table = pa.Table.from_arrays(columns, names=table.column_names)
+    sink = pa.BufferOutputStream()
+    with pa.RecordBatchStreamWriter(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
 #: identifies a set of replays shown together: ``((label, ReplayKey), …)``
 RunsKey = tuple[tuple[str, ReplayKey], ...]
 
@@ -109,8 +130,7 @@ class ChartSpec:
     @classmethod
     def of(cls, data: charts.ChartData) -> ChartSpec:
         template = charts.template(data.layout)
-        arrow = {name: dataframe_util.convert_anything_to_arrow_bytes(sanitize_pandas_dataframe(frame))
-                 for name, frame in data.frames.items()}
+        arrow = {name: arrow_bytes(frame) for name, frame in data.frames.items()}
         return cls(data, {**template, "datasets": {**template.get("datasets", {}), **arrow}})
 
     @cached_property

@@ -42,17 +42,18 @@ def _import_setups() -> None:
     st.session_state[IMPORT_DONE_KEY] = len(imported)
 
 
-def image_of(spec: dict, fmt: str) -> Callable[[], bytes | str]:
-    """A deferred PNG or SVG rendering of a Vega-Lite spec (rendered only when downloaded)."""
+def image_of(chart: cache.ChartSpec, fmt: str) -> Callable[[], bytes | str]:
+    """A deferred PNG or SVG rendering of a chart (its plain Vega-Lite spec is built, and rendered, only when
+    downloaded)."""
     def render() -> bytes | str:
         import vl_convert
 
-        sized = {**spec, "width": EXPORT_WIDTH}
+        sized = {**chart.spec, "width": EXPORT_WIDTH}
         return vl_convert.vegalite_to_png(sized, scale=2) if fmt == "png" else vl_convert.vegalite_to_svg(sized)
     return render
 
 
-def show_share(results: Sequence, tokens_spec: dict | None, from_upload: bool) -> None:
+def show_share(results: Sequence, tokens_chart: cache.ChartSpec | None, from_upload: bool) -> None:
     """The share and export panel (``results``: the :class:`~.results.SetupResult` list)."""
     st.subheader("Share and export", anchor="share")
     link, production, downloads = st.tabs(["Link and setups", "Use this in production", "Downloads"])
@@ -62,7 +63,7 @@ def show_share(results: Sequence, tokens_spec: dict | None, from_upload: bool) -
     with production:
         _production(focus)
     with downloads:
-        _downloads(focus, tokens_spec)
+        _downloads(focus, tokens_chart)
 
 
 def _focus_result(results: Sequence):
@@ -115,13 +116,13 @@ def _production(focus) -> None:
             st.caption(escape_markdown(snippet.note))
 
 
-def _downloads(focus, tokens_spec: dict | None) -> None:
-    if tokens_spec is not None:
+def _downloads(focus, tokens_chart: cache.ChartSpec | None) -> None:
+    if tokens_chart is not None:
         st.markdown("**Tokens chart**")
         left, right = st.columns(2)
-        left.download_button("PNG", image_of(tokens_spec, "png"), file_name="tokens.png", mime="image/png",
+        left.download_button("PNG", image_of(tokens_chart, "png"), file_name="tokens.png", mime="image/png",
                              key="share.tokens_png", icon=":material/image:")
-        right.download_button("SVG", image_of(tokens_spec, "svg"), file_name="tokens.svg", mime="image/svg+xml",
+        right.download_button("SVG", image_of(tokens_chart, "svg"), file_name="tokens.svg", mime="image/svg+xml",
                               key="share.tokens_svg", icon=":material/image:")
     if focus is None:
         return
@@ -135,9 +136,9 @@ def _downloads(focus, tokens_spec: dict | None) -> None:
     cols[1].download_button("Replay (JSON)", lambda: json.dumps(focus.replay.to_json(), ensure_ascii=False, indent=1),
                             file_name=f"{stem}.json", mime="application/json", key="share.replay_json",
                             icon=":material/data_object:", help="What `python -m compaction replay --json` prints.")
-    composition = cache.composition_spec(focus.key, focus.replay).spec
+    composition = cache.composition_spec(focus.key, focus.replay)
     cols[2].download_button("Composition (PNG)", image_of(composition, "png"), file_name=f"{stem}_composition.png",
                             mime="image/png", key="share.composition_png", icon=":material/image:")
-    lifecycle = cache.lifecycle_spec(focus.key, focus.replay).spec
+    lifecycle = cache.lifecycle_spec(focus.key, focus.replay)
     cols[3].download_button("Lifecycle (PNG)", image_of(lifecycle, "png"), file_name=f"{stem}_lifecycle.png",
                             mime="image/png", key="share.lifecycle_png", icon=":material/image:")
