@@ -31,6 +31,8 @@ import generate_log  # noqa: E402
 import compaction  # noqa: E402
 
 DEFAULT_DIR = Path(__file__).resolve().parent / ".data"
+#: the team's real third-party logs (read in place, never copied), next to the project
+REAL_LOGS = Path(__file__).resolve().parents[2] / "shared" / "real_logs"
 SEED = 7
 CALL_SIZES = (1000, 2000, 10000)
 MEGABYTES = 1_000_000
@@ -108,6 +110,24 @@ def fleet_folder(folder: str | Path | None = None, force: bool = False) -> Path:
             _write_atomic(root / name, data)
         marker.write_text(str(FLEET_LOGS))
     return root
+
+
+def longest_real_logs(count: int = 5, folder: Path = REAL_LOGS) -> list[tuple[Path, compaction.Conversation]]:
+    """The ``count`` real logs with the most LLM calls (each file's longest conversation), longest first; empty when
+    ../shared/real_logs is absent. ``openai-plain/`` is left out: it holds reductions of runs found elsewhere."""
+    if not folder.is_dir():
+        return []
+    found: list[tuple[int, str, Path, compaction.Conversation]] = []
+    files = (p for p in folder.rglob("*") if p.is_file() and p.name != "README.md" and p.parent.name != "openai-plain")
+    for path in sorted(files):
+        try:
+            conversations = compaction.load_all_conversations(path)
+        except compaction.LoadError:
+            continue
+        longest = max(conversations, key=lambda c: len(c.llm_call_indices))
+        found.append((len(longest.llm_call_indices), path.name, path, longest))
+    found.sort(key=lambda f: (-f[0], f[1]))
+    return [(path, conversation) for _, _, path, conversation in found[:count]]
 
 
 def make_all(folder: str | Path | None = None, large: bool = False, force: bool = False) -> dict[str, Path]:

@@ -8,8 +8,16 @@ what the Agent does is timed); our side is
 call's estimate, trigger, target, decision and tokens sent, and the messages sent at a spread of calls — and prints
 CPU seconds (``time.process_time``: robust on a busy machine), wall seconds and the speed-up.
 
-    python benchmarks/replay_vs_haystack.py                      # longest sample + a generated 2,000-call log
-    python benchmarks/replay_vs_haystack.py --calls 2000 --window 1000000 --window 200000
+Logs: the longest bundled sample, the longest real logs in ../shared/real_logs (when present; window half their
+uncompacted peak), and a generated log (2,000 calls by default; ``--calls 10000`` for the long one, which takes the
+hook tens of minutes) at a window where pruning compacts a few times and one where it compacts on most calls.
+
+The hook counts the whole conversation before every call; the replay counts each message once. ``renders`` is the
+ratio of the two message counts (Σ messages per call ÷ messages): it grows with the log's length and bounds what a
+short log can show, because rendering a message costs both sides about the same.
+
+    python benchmarks/replay_vs_haystack.py                      # sample, real logs, generated 2,000-call log
+    python benchmarks/replay_vs_haystack.py --calls 10000 --window 1000000 --no-sample --no-real
 
 Exit status 1 when the two disagree anywhere.
 """
@@ -29,7 +37,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from figures import Figure, print_figures  # noqa: E402
 from generate_log import build_log  # noqa: E402
+from make_logs import longest_real_logs  # noqa: E402
 
 import compaction  # noqa: E402
 from compaction.interop.haystack import (  # noqa: E402
@@ -58,10 +68,24 @@ class Result:
     haystack_cpu: float
     haystack_wall: float
     differences: list[str]
+    #: messages the hook rendered over all calls ÷ messages the replay rendered once each
+    renders: float
 
     @property
     def speedup(self) -> float:
         return self.haystack_cpu / self.ours_cpu if self.ours_cpu > 0 else float("inf")
+
+    @property
+    def warm_speedup(self) -> float:
+        return self.haystack_cpu / self.ours_warm_cpu if self.ours_warm_cpu > 0 else float("inf")
+
+    def figure(self) -> Figure:
+        return Figure(
+            f"replay vs Haystack hook: {self.log[:26]}, {self.calls:,} calls, window {self.window:,}", self.speedup,
+            "x", f">= {TARGET_SPEEDUP:g}", TARGET_SPEEDUP, higher_is_better=True,
+            note=f"CPU {self.ours_cpu:.3f} s vs {self.haystack_cpu:.2f} s; {self.compactions} compactions; warm "
+            f"counter {self.warm_speedup:.0f}x; renders {self.renders:.0f}x; "
+            f"{'same result' if not self.differences else 'RESULTS DIFFER'}")
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
@@ -96,9 +120,10 @@ def run_case(name: str, conversation: compaction.Conversation, window: int, repe
         conversation, ToolResultPruningCompactor(), context_window=window, token_counter=counter,
         chat_messages=chat_messages, measure_sent=False))
     calls = with_tokens_sent(calls, counter, to_haystack_tools(conversation.tools))  # for the check, not timed
+    renders = sum(len(c.messages) for c in calls) / max(1, len(conversation.messages))
     return Result(name, len(conversation.messages), len(replay.steps), window, sum(s.compacted for s in replay.steps),
                   ours_cpu, ours_wall, ours_warm_cpu, hay_cpu, hay_wall,
-                  differences(replay, calls, contexts=spread(calls)))
+                  differences(replay, calls, contexts=spread(calls)), renders)
 
 
 def longest_sample() -> Path | None:
@@ -113,15 +138,41 @@ def uncompacted_peak(conversation: compaction.Conversation) -> int:
 
 def print_table(results: list[Result]) -> None:
     header = (f"{'log':<26} {'msgs':>5} {'calls':>5} {'window':>9} {'compact.':>8} {'ours cpu s':>10} "
-              f"{'haystack cpu s':>14} {'speed-up':>8} {'warm cpu s':>10} {'warm speed-up':>13} {'ours wall s':>11} "
-              f"{'haystack wall s':>15}  same result")
+              f"{'haystack cpu s':>14} {'speed-up':>8} {'warm cpu s':>10} {'warm speed-up':>13} {'renders':>7} "
+              f"{'ours wall s':>11} {'haystack wall s':>15}  same result")
     print(header)
     print("-" * len(header))
     for r in results:
         warm = r.haystack_cpu / r.ours_warm_cpu if r.ours_warm_cpu > 0 else float("inf")
         print(f"{r.log[:26]:<26} {r.messages:>5} {r.calls:>5} {r.window:>9,} {r.compactions:>8} {r.ours_cpu:>10.3f} "
-              f"{r.haystack_cpu:>14.2f} {r.speedup:>7.0f}x {r.ours_warm_cpu:>10.3f} {warm:>12.0f}x "
+              f"{r.haystack_cpu:>14.2f} {r.speedup:>7.0f}x {r.ours_warm_cpu:>10.3f} {warm:>12.0f}x {r.renders:>6.0f}x "
               f"{r.ours_wall:>11.3f} {r.haystack_wall:>15.2f}  {'yes' if not r.differences else 'NO'}")
+
+
+def cases(calls: int, windows: list[int], sample: bool = True, real: int = 5) -> list[tuple[str, compaction.Conversation, int]]:
+    """(name, conversation, window) of every comparison: the longest sample and the longest real logs at half their
+    uncompacted peak, the generated log at each window."""
+    found: list[tuple[str, compaction.Conversation, int]] = []
+    path = longest_sample() if sample else None
+    if path is not None:
+        conversation = compaction.load(path)
+        found.append((path.name, conversation, max(1, uncompacted_peak(conversation) // 2)))
+    for path, conversation in longest_real_logs(real) if real else []:
+        found.append((path.name, conversation, max(1, uncompacted_peak(conversation) // 2)))
+    generated = compaction.load(json.dumps(build_log(calls)).encode(), name=f"generated-{calls}-calls")
+    found += [(f"generated {calls}-call log", generated, window) for window in windows]
+    return found
+
+
+def run(data_dir: str | None = None, calls: int = 2000, windows: list[int] | None = None, sample: bool = True,
+        real: int = 5, repeats: int = 3) -> tuple[list[Result], list[Figure]]:
+    """Run every comparison (``data_dir`` is unused: the logs are built in memory); the results and their figures."""
+    warnings.filterwarnings("ignore", message=".*experimental.*")
+    results = []
+    for name, conversation, window in cases(calls, windows or [1_000_000, 200_000], sample, real):
+        print(f"running {name} (window {window:,}) ...", file=sys.stderr, flush=True)
+        results.append(run_case(name, conversation, window, repeats))
+    return results, [r.figure() for r in results]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,35 +184,21 @@ def main(argv: list[str] | None = None) -> int:
                              "on most calls)")
     parser.add_argument("--repeats", type=int, default=3, help="runs of our replay; the fastest is reported")
     parser.add_argument("--no-sample", action="store_true", help="skip the longest bundled sample")
+    parser.add_argument("--no-real", action="store_true", help="skip the real logs in ../shared/real_logs")
     args = parser.parse_args(argv)
-    warnings.filterwarnings("ignore", message=".*experimental.*")
 
-    cases: list[tuple[str, compaction.Conversation, int]] = []
-    sample = None if args.no_sample else longest_sample()
-    if sample is not None:
-        conversation = compaction.load(sample)
-        cases.append((sample.name, conversation, max(1, uncompacted_peak(conversation) // 2)))
-    elif not args.no_sample:
-        print("(no bundled sample_conversations/*.openai.json yet: skipping the sample)")
-    generated = compaction.load(json.dumps(build_log(args.calls)).encode(), name=f"generated-{args.calls}-calls")
-    for window in args.window or [1_000_000, 200_000]:
-        cases.append((f"generated {args.calls}-call log", generated, window))
-
-    results = []
-    for name, conversation, window in cases:
-        print(f"running {name} (window {window:,}) ...", file=sys.stderr, flush=True)
-        results.append(run_case(name, conversation, window, args.repeats))
+    results, figures = run(calls=args.calls, windows=args.window, sample=not args.no_sample,
+                           real=0 if args.no_real else 5, repeats=args.repeats)
     print()
     print_table(results)
+    print_figures(figures, "replay vs haystack")
     print()
     slowest = min(r.speedup for r in results)
     verdict = "met" if slowest >= TARGET_SPEEDUP else "NOT met"
     print(f"target: our replay at least {TARGET_SPEEDUP:.0f}x faster than the hook (CPU time, cold counter) — "
           f"{verdict} (slowest case {slowest:.0f}x)")
-    print("note: the hook renders the whole conversation before every call (each message about calls/2 times on "
-          "average);\n      the replay renders each message once, so on a short log counting alone bounds the "
-          "speed-up near calls/2,\n      and on calls that compact it rescans the history as Haystack's compactor "
-          "does.")
+    print("note: the hook renders the whole conversation before every call ('renders' times each message on average);"
+          "\n      the replay renders each message once, so a short log's speed-up is bounded near 'renders'.")
     disagreements = [f"{r.log} (window {r.window:,}): {d}" for r in results for d in r.differences]
     for line in disagreements[:20]:
         print("DIFFERENCE:", line)

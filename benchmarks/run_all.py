@@ -15,12 +15,25 @@ from collections.abc import Callable
 
 from figures import Figure, print_figures, timed
 
-BENCHMARKS = ("load_and_count", "memory", "sweep_and_fleet", "replay_scaling", "app_latency", "browser_latency")
+BENCHMARKS = ("replay_vs_haystack", "load_and_count", "memory", "sweep_and_fleet", "replay_scaling", "app_latency",
+              "browser_latency")
 
 
 def _runner(name: str, data_dir: str | None) -> Callable[[], list[Figure]]:
     from make_logs import calls_log, sized_log
 
+    if name == "replay_vs_haystack":
+        import replay_vs_haystack
+
+        def compare() -> list[Figure]:
+            results, figures = replay_vs_haystack.run(data_dir)
+            replay_vs_haystack.print_table(results)
+            if any(r.differences for r in results):
+                raise RuntimeError("our replay and haystack-ai's hook disagree: "
+                                   + "; ".join(d for r in results for d in r.differences[:3]))
+            return figures
+
+        return compare
     if name == "load_and_count":
         import load_and_count
 

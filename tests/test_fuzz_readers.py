@@ -1,39 +1,50 @@
-"""Fuzz every reader with mutated real and fixture logs: only our typed LoadError may escape, and whatever loads
-must replay.
+"""Fuzz every reader with mutated real and fixture logs: only our typed LoadError may escape, naming the file (and
+the line or field where it knows one), and whatever loads must replay.
 
-CI runs a small sample per seed file. The dedicated long run (10,000+ cases per format):
+Seeds: every real log in ../shared/real_logs, every fixture in tests/fixtures, the bundled samples (OpenAI and
+Haystack), Agent Framework message lists serialized by agent-framework-core itself, and Inspect ``.eval`` archives.
+A test fails when a registered format has no seed. Each seed is mutated structurally (keys dropped, values of the
+wrong type, items dropped or duplicated, a JSONL line broken) or byte-wise (truncation, flipped bytes), and every
+mutated document is read twice: format detected, and with the seed's own format forced (the reader itself runs on
+the damaged data instead of detection turning it away).
+
+CI runs a small sample per seed. The dedicated long run (10,000+ cases per format):
 
     FUZZ_EXAMPLES=10000 python -m pytest tests/test_fuzz_readers.py -p no:cacheprovider
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
+import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import REAL_LOGS, ROOT
+from conftest import REAL_LOGS, ROOT, SAMPLES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import compaction
-from compaction.formats import LoadError
+from compaction.formats import LoadError, formats
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "25"))
 #: seed documents are cut to this many records/messages so each example stays fast
 MAX_RECORDS = 40
+SUFFIXES = (".json", ".jsonl", ".traj")
 
 
-def _seed_files() -> list[Path]:
-    files: list[Path] = []
-    if REAL_LOGS.exists():
-        files += sorted(p for p in REAL_LOGS.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".traj"))
-    fixtures = ROOT / "tests" / "fixtures"
-    if fixtures.exists():
-        files += sorted(p for p in fixtures.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".traj"))
-    return files
+@dataclass(frozen=True)
+class Seed:
+    """One document to mutate: its display name, format, text (JSON or JSONL) and how it is packaged."""
+
+    name: str
+    format: str
+    text: str
+    kind: str  # "json" | "jsonl" | "eval" (the text is an Inspect sample, zipped after mutation)
 
 
 def _shrink(value, depth: int = 0):
@@ -45,13 +56,50 @@ def _shrink(value, depth: int = 0):
     return value
 
 
-def _seed_text(path: Path) -> tuple[str, bool]:
-    """(text, is_jsonl) of a shrunk seed document."""
+def _file_seed(path: Path) -> Seed:
     raw = path.read_text(encoding="utf-8")
+    fmt = compaction.load_all_conversations(path)[0].format
     try:
-        return json.dumps(_shrink(json.loads(raw))), False
+        return Seed(path.name, fmt, json.dumps(_shrink(json.loads(raw))), "json")
     except json.JSONDecodeError:
-        return "\n".join(raw.splitlines()[:MAX_RECORDS]), True
+        return Seed(path.name, fmt, "\n".join(raw.splitlines()[:MAX_RECORDS]), "jsonl")
+
+
+def _framework_seeds() -> list[Seed]:
+    """Agent Framework and Haystack message lists as the real libraries serialize them (our writer's output when a
+    library is not installed), from the coding sample."""
+    conversation = compaction.load(SAMPLES / "coding_agent.openai.json")
+    seeds = []
+    for fmt, module, cls in (("agent-framework", "agent_framework", "Message"),
+                             ("haystack", "haystack.dataclasses", "ChatMessage")):
+        dicts = compaction.convert(conversation, fmt)
+        try:
+            library = __import__(module, fromlist=[cls])
+            dicts = [getattr(library, cls).from_dict(d).to_dict() for d in dicts]
+            name = f"coding_agent.{fmt}.{module}.json"
+        except ImportError:
+            name = f"coding_agent.{fmt}.ours.json"
+        seeds.append(Seed(name, fmt, json.dumps(_shrink(dicts), default=str), "json"))
+    return seeds
+
+
+def _eval_seeds() -> list[Seed]:
+    """Inspect samples to be packaged as ``.eval`` archives (the fixture's and the real log's)."""
+    seeds = []
+    for path in [ROOT / "tests" / "fixtures" / "inspect-ai" / "log.json", *sorted((REAL_LOGS / "inspect-ai").glob("*.json"))]:
+        if path.exists():
+            for sample in json.loads(path.read_text(encoding="utf-8"))["samples"][:2]:
+                seeds.append(Seed(f"{path.stem}-{sample['id']}.eval", "inspect-ai", json.dumps(_shrink(sample)), "eval"))
+    return seeds
+
+
+def _seeds() -> list[Seed]:
+    files: list[Path] = []
+    if REAL_LOGS.exists():
+        files += sorted(p for p in REAL_LOGS.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
+    files += sorted(p for p in (ROOT / "tests" / "fixtures").rglob("*") if p.is_file() and p.suffix in SUFFIXES)
+    files += sorted(SAMPLES.glob("*.json"))
+    return [*(_file_seed(p) for p in files), *_framework_seeds(), *_eval_seeds()]
 
 
 _REPLACEMENTS = [None, 0, -1, 1.5, "", "x", [], {}, True, "\u0000\ud7ff<script>", 10**20]
@@ -89,20 +137,37 @@ def _mutate_value(value, rnd: random.Random, budget: list[int]):
     return value
 
 
-def _mutate(text: str, is_jsonl: bool, rnd: random.Random) -> bytes:
-    kind = rnd.random()
-    data = text.encode("utf-8")
-    if kind < 0.2 and data:  # truncation
+def _damage_bytes(data: bytes, rnd: random.Random) -> bytes:
+    if rnd.random() < 0.65:  # truncation
         return data[: rnd.randrange(len(data))]
-    if kind < 0.3 and data:  # byte flips
-        buf = bytearray(data)
-        for _ in range(rnd.randint(1, 8)):
-            buf[rnd.randrange(len(buf))] = rnd.randrange(256)
-        return bytes(buf)
+    buf = bytearray(data)  # byte flips
+    for _ in range(rnd.randint(1, 8)):
+        buf[rnd.randrange(len(buf))] = rnd.randrange(256)
+    return bytes(buf)
+
+
+def _eval_archive(sample_text: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps({"version": 2, "status": "success", "eval": {"task": "fuzz"}}))
+        archive.writestr("samples/1_epoch_1.json", sample_text)
+    return buffer.getvalue()
+
+
+def _mutate(seed: Seed, rnd: random.Random) -> bytes:
+    kind = rnd.random()
+    if seed.kind == "eval":
+        if kind < 0.3:
+            return _damage_bytes(_eval_archive(seed.text), rnd)
+        budget = [rnd.randint(1, 12)]
+        return _eval_archive(json.dumps(_mutate_value(json.loads(seed.text), rnd, budget)))
+    data = seed.text.encode("utf-8")
+    if kind < 0.3 and data:
+        return _damage_bytes(data, rnd)
     budget = [rnd.randint(1, 12)]
-    if is_jsonl:
+    if seed.kind == "jsonl":
         lines = []
-        for line in text.splitlines():
+        for line in seed.text.splitlines():
             try:
                 lines.append(json.dumps(_mutate_value(json.loads(line), rnd, budget)))
             except json.JSONDecodeError:
@@ -110,31 +175,52 @@ def _mutate(text: str, is_jsonl: bool, rnd: random.Random) -> bytes:
         if lines and rnd.random() < 0.2:
             lines[rnd.randrange(len(lines))] = "{not json"
         return "\n".join(lines).encode("utf-8")
-    return json.dumps(_mutate_value(json.loads(text), rnd, budget)).encode("utf-8")
+    return json.dumps(_mutate_value(json.loads(seed.text), rnd, budget)).encode("utf-8")
 
 
-SEEDS = _seed_files()
+SEEDS = _seeds()
+
+
+def test_every_format_has_a_seed():
+    assert {s.format for s in SEEDS} >= set(formats()), "a registered format is never fuzzed"
+
+
+def _check_error(exc: LoadError, seed: Seed) -> None:
+    """Our typed error: names the file, says where when it knows, and is not a reader crash made safe."""
+    assert not exc.internal, f"a reader crashed on unanticipated data: {exc}"
+    message = str(exc)
+    assert message.startswith(seed.name), message
+    if exc.line is not None:
+        assert f"line {exc.line}" in message
+    if exc.field:
+        assert repr(exc.field) in message
+    assert exc.reason.strip(), "an error must say what was wrong"
+
+
+def _check_loaded(conversations: list[compaction.Conversation], seed: Seed) -> None:
+    """Whatever loads replays; every bad JSONL line is reported with its number."""
+    for warning in conversations[0].warnings:
+        if warning.message.startswith(("skipped: not valid JSON", "skipped: not UTF-8")):  # a bad JSONL line
+            assert warning.line is not None, warning
+    for conv in conversations[:3]:
+        rep = compaction.replay(conv, "haystack.tool_result_pruning", context_window=2000)
+        assert len(rep.steps) == len([i for i in conv.llm_call_indices if i not in conv.log_summary_indices])
 
 
 @pytest.mark.skipif(not SEEDS, reason="no seed logs")
-@pytest.mark.parametrize("seed_path", SEEDS, ids=lambda p: p.name[:60])
-def test_only_load_errors_escape_and_loaded_logs_replay(seed_path):
-    text, is_jsonl = _seed_text(seed_path)
-
+@pytest.mark.parametrize("seed", SEEDS, ids=lambda s: s.name[:60])
+def test_only_load_errors_escape_and_loaded_logs_replay(seed: Seed):
     @settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
     @given(st.integers(min_value=0, max_value=2**32 - 1))
-    def check(seed: int) -> None:
-        data = _mutate(text, is_jsonl, random.Random(seed))
-        try:
-            conversations = compaction.load_all_conversations(data, name=seed_path.name)
-        except LoadError as exc:
-            assert seed_path.name in str(exc)
-            assert not exc.internal, f"a reader crashed on unanticipated data: {exc}"
-            return
-        for conv in conversations[:3]:
-            rep = compaction.replay(conv, "haystack.tool_result_pruning", context_window=2000)
-            assert len(rep.steps) == len(conv.llm_call_indices) - len(
-                [i for i in conv.llm_call_indices if i in conv.log_summary_indices])
+    def check(number: int) -> None:
+        data = _mutate(seed, random.Random(number))
+        for forced in (None, seed.format):
+            try:
+                conversations = compaction.load_all_conversations(data, format=forced, name=seed.name)
+            except LoadError as exc:
+                _check_error(exc, seed)
+                continue
+            _check_loaded(conversations, seed)
 
     check()

@@ -40,6 +40,30 @@ def as_text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def as_id(value: Any) -> str | None:
+    """An identifier (a tool call's id): a string as it is, an integer as its digits, anything else ``None``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+class FieldError(ValueError):
+    """A field of one record does not hold what the format expects; the reader skips what it belongs to."""
+
+    def __init__(self, field: str, expected: str, value: Any) -> None:
+        self.field = field
+        super().__init__(f"{field}: expected {expected}, got {type_name(value)}")
+
+
+def expect_object(value: Any, field: str) -> Mapping[str, Any]:
+    """``value`` when it is a JSON object; :class:`FieldError` naming ``field`` otherwise."""
+    if not isinstance(value, Mapping):
+        raise FieldError(field, "an object", value)
+    return value
+
+
 def first_misfit(items: list, fits: Callable[[Any], bool], sample: int = 50) -> int | None:
     """For detection: the index of the first of the leading ``sample`` items that does not fit, when fewer than
     half of them fit; None when they mostly do (a few malformed records must not make a log unrecognizable)."""

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..conversation import Conversation, LoadWarning, Message, Source, ToolCall, ToolResult, structural_warnings
+from ._fields import as_id, type_name
 from .base import Document, FormatInfo, LoadError, register_format
 
 #: what agent-framework-core writes for a function result's exception in ``Content.to_dict()``
@@ -106,8 +107,15 @@ def _read_one(raw: Mapping, i: int, calls: dict[str, ToolCall], warnings: list[L
                 f"message {i}: excluded by the framework ({props.get('_exclude_reason', 'no reason given')})",
                 field="additional_properties._excluded"))
     texts, reasoning, tool_calls, results = [], [], [], []
-    for c in raw.get("contents") or []:
+    contents = raw.get("contents")
+    if contents is not None and not isinstance(contents, list):
+        warnings.append(LoadWarning(f"message {i}: contents skipped, expected a list, got {type_name(contents)}",
+                                    field="contents"))
+        contents = []
+    for k, c in enumerate(contents or []):
         if not isinstance(c, Mapping):
+            warnings.append(LoadWarning(f"message {i}: content skipped, expected an object, got {type_name(c)}",
+                                        field=f"contents[{k}]"))
             continue
         kind = c.get("type")
         if kind == "text":
@@ -119,21 +127,22 @@ def _read_one(raw: Mapping, i: int, calls: dict[str, ToolCall], warnings: list[L
             if isinstance(args, str):
                 try:
                     args = json.loads(args) if args else {}
-                except json.JSONDecodeError:
+                except (json.JSONDecodeError, RecursionError):
                     args = {"_raw": args}
-            call = ToolCall(c.get("call_id"), str(c.get("name") or ""), args if isinstance(args, Mapping) else {})
+            call = ToolCall(as_id(c.get("call_id")), str(c.get("name") or ""), args if isinstance(args, Mapping) else {})
             tool_calls.append(call)
             if call.id:
                 calls[call.id] = call
         elif kind == "function_result":
-            cid = c.get("call_id")
-            origin = calls.get(cid) or ToolCall(cid, "unknown_tool")
+            cid = as_id(c.get("call_id"))
+            origin = calls.get(cid) if cid is not None else None
+            origin = origin or ToolCall(cid, "unknown_tool")
             result = c.get("result")
             text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
             results.append(ToolResult(origin, text if result is not None else "", bool(c.get("exception"))))
         else:
             texts.append(json.dumps(c, ensure_ascii=False, default=str))
-    name = raw.get("author_name")
+    name = raw.get("author_name") if isinstance(raw.get("author_name"), str) else None
     if results:
         return [Message("tool", tool_result=r, name=name, meta=meta) for r in results]
     return [Message(role, tuple(texts), tuple(tool_calls), None, tuple(reasoning), (), (), name, meta)]

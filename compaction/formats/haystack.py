@@ -8,6 +8,7 @@ tool results becomes several tool messages.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..conversation import (
@@ -21,6 +22,7 @@ from ..conversation import (
     ToolResult,
     structural_warnings,
 )
+from ._fields import FieldError, as_id, as_mapping, expect_object, type_name
 from .base import Document, FormatInfo, LoadError, register_format
 
 _PART_KEYS = ("text", "tool_call", "tool_call_result", "image", "file", "reasoning")
@@ -69,35 +71,90 @@ def detect(doc: Document) -> str | None:
     return None if marker else "no Haystack markers (content part lists, 'meta' or '_role')"
 
 
-def _tool_call(raw: Mapping) -> ToolCall:
+def _tool_call(raw: Any, field: str) -> ToolCall:
+    raw = expect_object(raw, field)
     args = raw.get("arguments")
-    return ToolCall(raw.get("id"), str(raw.get("tool_name", "")), dict(args) if isinstance(args, Mapping) else {},
-                    raw.get("extra"))
+    extra = raw.get("extra")
+    return ToolCall(as_id(raw.get("id")), str(raw.get("tool_name", "")), dict(args) if isinstance(args, Mapping) else {},
+                    dict(extra) if isinstance(extra, Mapping) else None)
 
 
-def _image(raw: Mapping) -> Image:
-    return Image(raw.get("mime_type"), raw.get("detail"), "base64" if raw.get("base64_image") else None,
-                 dict(raw.get("meta") or {}))
+def _optional_text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
-def _file(raw: Mapping) -> File:
+def _image(raw: Any, field: str) -> Image:
+    raw = expect_object(raw, field)
+    return Image(_optional_text(raw.get("mime_type")), _optional_text(raw.get("detail")),
+                 "base64" if raw.get("base64_image") else None, dict(as_mapping(raw.get("meta"))))
+
+
+def _file(raw: Any, field: str) -> File:
+    raw = expect_object(raw, field)
     data = raw.get("base64_data")
-    return File(raw.get("filename"), raw.get("mime_type"), (len(data) * 3 // 4) if isinstance(data, str) else None,
-                dict(raw.get("extra") or {}))
+    return File(_optional_text(raw.get("filename")), _optional_text(raw.get("mime_type")),
+                (len(data) * 3 // 4) if isinstance(data, str) else None, dict(as_mapping(raw.get("extra"))))
 
 
-def _result_value(raw: Any) -> str | tuple:
+def _result_value(raw: Any, field: str) -> str | tuple:
     if isinstance(raw, str):
         return raw
+    if raw is None:
+        return ""
+    if not isinstance(raw, list):
+        raise FieldError(field, "text or a list of parts", raw)
     parts: list = []
-    for p in raw or []:
+    for k, p in enumerate(raw):
         if isinstance(p, Mapping) and "image" in p:
-            parts.append(_image(p["image"]))
+            parts.append(_image(p["image"], f"{field}[{k}].image"))
         elif isinstance(p, Mapping) and "file" in p:
-            parts.append(_file(p["file"]))
+            parts.append(_file(p["file"], f"{field}[{k}].file"))
         elif isinstance(p, Mapping):
             parts.append(str(p.get("text", "")))
+        else:
+            raise FieldError(f"{field}[{k}]", "an object", p)
     return tuple(parts)
+
+
+class _UnknownPart(Exception):
+    """A content part of no kind Haystack serializes."""
+
+
+@dataclass
+class _Parts:
+    """A message's content parts read so far, by kind."""
+
+    texts: list[str] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    results: list[ToolResult] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    images: list[Image] = field(default_factory=list)
+    files: list[File] = field(default_factory=list)
+
+    def add(self, part: Mapping, where: str) -> None:
+        """Add one content part (``where``: its field); :class:`FieldError` when a nested value has the wrong type,
+        :class:`_UnknownPart` when it is of no kind Haystack serializes."""
+        if "text" in part and len(part) == 1:
+            self.texts.append(str(part["text"]))
+        elif "tool_call" in part or "tool_name" in part:
+            self.calls.append(_tool_call(part.get("tool_call", part), f"{where}.tool_call"))
+        elif "tool_call_result" in part or "origin" in part:
+            r = expect_object(part.get("tool_call_result", part), f"{where}.tool_call_result")
+            origin = r.get("origin") if isinstance(r.get("origin"), Mapping) else {}
+            self.results.append(ToolResult(_tool_call(origin, f"{where}.tool_call_result.origin"),
+                                           _result_value(r.get("result"), f"{where}.tool_call_result.result"),
+                                           bool(r.get("error"))))
+        elif "reasoning" in part or "reasoning_text" in part:
+            rr = expect_object(part.get("reasoning", part), f"{where}.reasoning")
+            self.reasoning.append(str(rr.get("reasoning_text", "")))
+        elif "image" in part or "base64_image" in part:
+            self.images.append(_image(part.get("image", part), f"{where}.image"))
+        elif "file" in part or "base64_data" in part:
+            self.files.append(_file(part.get("file", part), f"{where}.file"))
+        elif "text" in part:
+            self.texts.append(str(part["text"]))
+        else:
+            raise _UnknownPart
 
 
 def read_message(raw: Mapping, where: str, warnings: list[LoadWarning]) -> list[Message]:
@@ -106,40 +163,29 @@ def read_message(raw: Mapping, where: str, warnings: list[LoadWarning]) -> list[
     if role not in ("system", "user", "assistant", "tool"):
         raise ValueError(f"{where}: 'role' must be system/user/assistant/tool, got {role!r}")
     meta = dict(meta) if isinstance(meta, Mapping) else {}
+    name = name if isinstance(name, str) else None
     if isinstance(content, str):
         content = [{"text": content}]
-    texts: list[str] = []
-    calls: list[ToolCall] = []
-    results: list[ToolResult] = []
-    reasoning: list[str] = []
-    images: list[Image] = []
-    files: list[File] = []
-    for part in content or []:
+    parts = _Parts()
+    if content is not None and not isinstance(content, list):
+        warnings.append(LoadWarning(f"{where}: content skipped, expected a list of parts or text, got "
+                                    f"{type_name(content)}", field="content"))
+        content = []
+    for k, part in enumerate(content or []):
+        at = f"content[{k}]"
         if not isinstance(part, Mapping):
-            warnings.append(LoadWarning(f"{where}: content part skipped, expected an object", field="content"))
+            warnings.append(LoadWarning(f"{where}: content part skipped, expected an object", field=at))
             continue
-        if "text" in part and len(part) == 1:
-            texts.append(str(part["text"]))
-        elif "tool_call" in part or "tool_name" in part:
-            calls.append(_tool_call(part.get("tool_call", part)))
-        elif "tool_call_result" in part or "origin" in part:
-            r = part.get("tool_call_result", part)
-            origin = r.get("origin") if isinstance(r.get("origin"), Mapping) else {}
-            results.append(ToolResult(_tool_call(origin), _result_value(r.get("result")), bool(r.get("error"))))
-        elif "reasoning" in part or "reasoning_text" in part:
-            rr = part.get("reasoning", part)
-            reasoning.append(str(rr.get("reasoning_text", "")))
-        elif "image" in part or "base64_image" in part:
-            images.append(_image(part.get("image", part)))
-        elif "file" in part or "base64_data" in part:
-            files.append(_file(part.get("file", part)))
-        elif "text" in part:
-            texts.append(str(part["text"]))
-        else:
-            warnings.append(LoadWarning(f"{where}: unknown content part {sorted(part)} skipped", field="content"))
-    if results:
-        return [Message("tool", tool_result=r, name=name, meta=meta) for r in results]
-    return [Message(role, tuple(texts), tuple(calls), None, tuple(reasoning), tuple(images), tuple(files), name, meta)]
+        try:
+            parts.add(part, at)
+        except FieldError as exc:
+            warnings.append(LoadWarning(f"{where}: content part skipped: {exc}", field=exc.field))
+        except _UnknownPart:
+            warnings.append(LoadWarning(f"{where}: unknown content part {sorted(map(str, part))} skipped", field=at))
+    if parts.results:
+        return [Message("tool", tool_result=r, name=name, meta=meta) for r in parts.results]
+    return [Message(role, tuple(parts.texts), tuple(parts.calls), None, tuple(parts.reasoning), tuple(parts.images),
+                    tuple(parts.files), name, meta)]
 
 
 def read(doc: Document) -> list[Conversation]:

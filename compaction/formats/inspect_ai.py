@@ -24,6 +24,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -320,8 +321,9 @@ def _archive_samples(doc: Document, warnings: list[LoadWarning]) -> Iterator[Map
                 if len(data) > info.file_size:
                     raise LoadError(doc.path, "archive member larger than its header states", field=info.filename)
                 value = json.loads(data.decode("utf-8"))
-            except (zipfile.BadZipFile, OSError, EOFError, UnicodeDecodeError,  # RuntimeError: also unsupported compression
-                    json.JSONDecodeError, RecursionError, RuntimeError) as exc:
+            # RuntimeError: also unsupported compression; zlib.error: a damaged deflate stream; ValueError: a damaged
+            # header (a negative seek) and undecodable text or JSON
+            except (zipfile.BadZipFile, OSError, EOFError, ValueError, zlib.error, RecursionError, RuntimeError) as exc:
                 warnings.append(LoadWarning(f"archive member skipped: {exc.__class__.__name__}: {exc}",
                                             field=info.filename))
                 continue
