@@ -1,6 +1,7 @@
 """Invariants every strategy keeps, on every real log: checked over all registered strategies x the real logs in
 ``../shared/real_logs`` (each capped to its first 60 LLM calls) x two context windows sized to the log so that
-compaction happens.
+compaction happens, and again over a parameter grid: each strategy's numeric parameters at their minimum and its
+choices and switches at their other values, one at a time, with two threshold policies.
 
 - the input conversation is never mutated;
 - tool-call pairing is preserved where the framework promises it: a sent tool result has its call in the same
@@ -214,6 +215,91 @@ def test_timeline_changes_match_a_recomputation(strategy: str, monkeypatch) -> N
         assert contexts(rep) == contexts(unhinted), f"{where}: the runner's first_change() hint changed the replay"
 
 
+#: variants of a strategy's parameters the grid tries (besides the defaults), and the policies it alternates
+MAX_VARIANTS = 6
+GRID_POLICIES = ((0.7, 0.4), (0.9, 0.2))
+#: choices the grid leaves out: a real model, never called in tests
+OFFLINE_ONLY = {"openai-compatible"}
+#: text parameters that hold a count or ``all``: the grid tries both ends
+COUNT_OR_ALL = ("0", "all")
+#: parameter values under which a strategy's compaction may send more than it measured (see GROWTH_ALLOWED)
+GROWTH_ALLOWED_WITH = {
+    ("haystack.stack", "second", "sliding_window"): GROWTH_ALLOWED["haystack.sliding_window"],
+}
+
+
+def growth_allowed(strategy: str, params: dict) -> bool:
+    """Whether ``strategy`` with ``params`` may send more than it measured (documented above)."""
+    return strategy in GROWTH_ALLOWED or any(params.get(name) == value
+                                             for (s, name, value) in GROWTH_ALLOWED_WITH if s == strategy)
+
+
+def parameter_variants(strategy: str) -> list[dict]:
+    """The defaults, then one parameter changed at a time: a number to its minimum, a switch flipped, a choice to
+    each other value (at most :data:`MAX_VARIANTS` in all)."""
+    variants: list[dict] = [{}]
+    for p in compaction.strategies()[strategy].params:
+        if p.advanced:
+            continue
+        if p.type in ("int", "float") and p.minimum is not None and p.minimum != p.default:
+            variants.append({p.name: int(p.minimum) if p.type == "int" else p.minimum})
+        elif p.type == "bool":
+            variants.append({p.name: not p.default})
+        elif p.type == "choice":
+            variants += [{p.name: c} for c in p.choices if c != p.default and c not in OFFLINE_ONLY]
+        elif p.type == "str" and "`all`" in p.help:
+            variants += [{p.name: v} for v in COUNT_OR_ALL if v != p.default]
+    return variants[:MAX_VARIANTS]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_invariants_over_a_parameter_grid(strategy: str) -> None:
+    """Input untouched, deterministic, never more sent than measured (unless documented), pairs kept or flagged."""
+    problems: list[str] = []
+    ran = 0
+    for name, conv in real_conversations():
+        before = deep_snapshot(conv)
+        window = windows_for(conv)[-1]
+        for k, params in enumerate(parameter_variants(strategy)):
+            compact_at, compact_to = GRID_POLICIES[k % len(GRID_POLICIES)]
+            where = f"{strategy}{params or ''} on {name}, window {window}, at {compact_at}/{compact_to}"
+
+            def run(params=params, compact_at=compact_at, compact_to=compact_to) -> Replay | None:
+                try:
+                    return compaction.replay(conv, strategy, params, context_window=window, compact_at=compact_at,
+                                             compact_to=compact_to)
+                except ValueError:  # a combination the framework itself rejects
+                    return None
+
+            rep = run()
+            if rep is None:
+                continue
+            ran += 1
+            again = run()
+            if again is None or again.to_json() != rep.to_json():
+                problems.append(f"{where}: two replays differ")
+            if not growth_allowed(strategy, params):
+                grew = [s.step for s in rep.steps if s.compacted and s.tokens_sent > s.tokens_before]
+                if grew:
+                    problems.append(f"{where}: calls {grew[:5]} sent more than they measured")
+            splits = pairing_splits(rep)
+            if splits and strategy not in NO_PAIRING_PROMISE:
+                problems.append(f"{where}: call {min(splits)} splits a tool pair: {splits[min(splits)]}")
+            elif splits:
+                flagged = {k for w in warnings_for(rep) if w.kind == "split_pair" for k in w.steps}
+                if any(k not in flagged for k in sorted(splits)[:50]):
+                    problems.append(f"{where}: a tool pair split without a split_pair warning")
+        if deep_snapshot(conv) != before:
+            problems.append(f"{strategy} on {name}: the input conversation was mutated")
+    assert ran, f"{strategy}: no grid point ran"
+    assert not problems, "\n".join(problems[:20])
+
+
+def test_the_grid_varies_every_strategy() -> None:
+    assert all(len(parameter_variants(s)) >= 2 for s in STRATEGIES if compaction.strategies()[s].params)
+
+
 def test_documented_exceptions_are_registered_strategies() -> None:
-    unknown = (set(NO_PAIRING_PROMISE) | set(KNOWN_PAIRING_ISSUES) | set(GROWTH_ALLOWED)) - set(STRATEGIES)
+    unknown = (set(NO_PAIRING_PROMISE) | set(KNOWN_PAIRING_ISSUES) | set(GROWTH_ALLOWED)
+               | {s for s, _, _ in GROWTH_ALLOWED_WITH}) - set(STRATEGIES)
     assert not unknown, f"exceptions name strategies that do not exist: {sorted(unknown)}"
