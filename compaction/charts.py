@@ -436,7 +436,8 @@ KIND_COLORS: Mapping[str, str] = {
     "tool calls": "#99e9f2",
     "tool result: other": "#ffd8a8",
 }
-TOOL_RESULT_COLORS = ("#fd7e14", "#fab005", "#c2255c", "#e67700", "#f783ac", "#94d82d", "#ffd43b", "#a61e4d")
+#: warm hues, ordered so that neighbours in a legend differ most (orange, crimson, yellow, lime, pink, …)
+TOOL_RESULT_COLORS = ("#fd7e14", "#c2255c", "#fab005", "#94d82d", "#f783ac", "#a61e4d", "#e67700", "#ffd43b")
 INSERTED_COLORS = ("#2f9e44", "#51cf66", "#8ce99a", "#087f5b")
 
 

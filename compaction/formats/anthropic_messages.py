@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..conversation import (
@@ -39,6 +39,7 @@ from ..conversation import (
     structural_warnings,
 )
 from ._fields import TOO_DEEP, as_count, as_mapping, as_text, type_name
+from ._parts import Parts
 from .base import Document, FormatInfo, LoadError, iter_records, register_format
 from .openai_chat import parse_arguments
 
@@ -56,32 +57,6 @@ _ROLES = ("user", "assistant")
 
 
 # ------------------------------------------------------------------------------------------------- blocks
-@dataclass
-class Parts:
-    """The parts of one message (or of several records of one API response) as read from content blocks."""
-
-    texts: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    results: list[ToolResult] = field(default_factory=list)
-    images: list[Image] = field(default_factory=list)
-    files: list[File] = field(default_factory=list)
-
-    def merge(self, other: Parts) -> None:
-        """Append ``other``'s parts (a later record of the same response); a repeated tool call is kept once."""
-        known = {c.id for c in self.tool_calls if c.id}
-        self.texts += other.texts
-        self.reasoning += other.reasoning
-        self.tool_calls += [c for c in other.tool_calls if not (c.id and c.id in known)]
-        self.results += other.results
-        self.images += other.images
-        self.files += other.files
-
-    @property
-    def has_content(self) -> bool:
-        return bool(self.texts or self.reasoning or self.tool_calls or self.images or self.files)
-
-
 def image_of(block: Mapping[str, Any]) -> Image:
     """An ``image`` block (base64 or url source) as an :class:`Image` placeholder."""
     source = as_mapping(block.get("source"))

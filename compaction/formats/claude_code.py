@@ -34,7 +34,8 @@ from typing import Any
 
 from ..conversation import Conversation, LoadWarning, LogEvent, Message, Source, ToolCall, Usage, structural_warnings
 from ._fields import TOO_DEEP, UnknownTypes, as_mapping, as_text, optional_count, type_name
-from .anthropic_messages import Parts, messages_of, read_blocks, usage_of
+from ._parts import Parts
+from .anthropic_messages import messages_of, read_blocks, usage_of
 from .base import Document, FormatInfo, LoadError, iter_records, register_format
 
 MAIN = "main"

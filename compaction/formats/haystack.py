@@ -8,7 +8,6 @@ tool results becomes several tool messages.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..conversation import (
@@ -23,6 +22,7 @@ from ..conversation import (
     structural_warnings,
 )
 from ._fields import FieldError, as_id, as_mapping, expect_object, type_name
+from ._parts import Parts
 from .base import Document, FormatInfo, LoadError, register_format
 
 _PART_KEYS = ("text", "tool_call", "tool_call_result", "image", "file", "reasoning")
@@ -120,41 +120,30 @@ class _UnknownPart(Exception):
     """A content part of no kind Haystack serializes."""
 
 
-@dataclass
-class _Parts:
-    """A message's content parts read so far, by kind."""
-
-    texts: list[str] = field(default_factory=list)
-    calls: list[ToolCall] = field(default_factory=list)
-    results: list[ToolResult] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-    images: list[Image] = field(default_factory=list)
-    files: list[File] = field(default_factory=list)
-
-    def add(self, part: Mapping, where: str) -> None:
-        """Add one content part (``where``: its field); :class:`FieldError` when a nested value has the wrong type,
-        :class:`_UnknownPart` when it is of no kind Haystack serializes."""
-        if "text" in part and len(part) == 1:
-            self.texts.append(str(part["text"]))
-        elif "tool_call" in part or "tool_name" in part:
-            self.calls.append(_tool_call(part.get("tool_call", part), f"{where}.tool_call"))
-        elif "tool_call_result" in part or "origin" in part:
-            r = expect_object(part.get("tool_call_result", part), f"{where}.tool_call_result")
-            origin = r.get("origin") if isinstance(r.get("origin"), Mapping) else {}
-            self.results.append(ToolResult(_tool_call(origin, f"{where}.tool_call_result.origin"),
-                                           _result_value(r.get("result"), f"{where}.tool_call_result.result"),
-                                           bool(r.get("error"))))
-        elif "reasoning" in part or "reasoning_text" in part:
-            rr = expect_object(part.get("reasoning", part), f"{where}.reasoning")
-            self.reasoning.append(str(rr.get("reasoning_text", "")))
-        elif "image" in part or "base64_image" in part:
-            self.images.append(_image(part.get("image", part), f"{where}.image"))
-        elif "file" in part or "base64_data" in part:
-            self.files.append(_file(part.get("file", part), f"{where}.file"))
-        elif "text" in part:
-            self.texts.append(str(part["text"]))
-        else:
-            raise _UnknownPart
+def _add_part(parts: Parts, part: Mapping, where: str) -> None:
+    """Add one content part (``where``: its field) to ``parts``; :class:`FieldError` when a nested value has the
+    wrong type, :class:`_UnknownPart` when it is of no kind Haystack serializes."""
+    if "text" in part and len(part) == 1:
+        parts.texts.append(str(part["text"]))
+    elif "tool_call" in part or "tool_name" in part:
+        parts.tool_calls.append(_tool_call(part.get("tool_call", part), f"{where}.tool_call"))
+    elif "tool_call_result" in part or "origin" in part:
+        r = expect_object(part.get("tool_call_result", part), f"{where}.tool_call_result")
+        origin = r.get("origin") if isinstance(r.get("origin"), Mapping) else {}
+        parts.results.append(ToolResult(_tool_call(origin, f"{where}.tool_call_result.origin"),
+                                        _result_value(r.get("result"), f"{where}.tool_call_result.result"),
+                                        bool(r.get("error"))))
+    elif "reasoning" in part or "reasoning_text" in part:
+        rr = expect_object(part.get("reasoning", part), f"{where}.reasoning")
+        parts.reasoning.append(str(rr.get("reasoning_text", "")))
+    elif "image" in part or "base64_image" in part:
+        parts.images.append(_image(part.get("image", part), f"{where}.image"))
+    elif "file" in part or "base64_data" in part:
+        parts.files.append(_file(part.get("file", part), f"{where}.file"))
+    elif "text" in part:
+        parts.texts.append(str(part["text"]))
+    else:
+        raise _UnknownPart
 
 
 def read_message(raw: Mapping, where: str, warnings: list[LoadWarning]) -> list[Message]:
@@ -166,7 +155,7 @@ def read_message(raw: Mapping, where: str, warnings: list[LoadWarning]) -> list[
     name = name if isinstance(name, str) else None
     if isinstance(content, str):
         content = [{"text": content}]
-    parts = _Parts()
+    parts = Parts()
     if content is not None and not isinstance(content, list):
         warnings.append(LoadWarning(f"{where}: content skipped, expected a list of parts or text, got "
                                     f"{type_name(content)}", field="content"))
@@ -177,14 +166,14 @@ def read_message(raw: Mapping, where: str, warnings: list[LoadWarning]) -> list[
             warnings.append(LoadWarning(f"{where}: content part skipped, expected an object", field=at))
             continue
         try:
-            parts.add(part, at)
+            _add_part(parts, part, at)
         except FieldError as exc:
             warnings.append(LoadWarning(f"{where}: content part skipped: {exc}", field=exc.field))
         except _UnknownPart:
             warnings.append(LoadWarning(f"{where}: unknown content part {sorted(map(str, part))} skipped", field=at))
     if parts.results:
         return [Message("tool", tool_result=r, name=name, meta=meta) for r in parts.results]
-    return [Message(role, tuple(parts.texts), tuple(parts.calls), None, tuple(parts.reasoning), tuple(parts.images),
+    return [Message(role, tuple(parts.texts), tuple(parts.tool_calls), None, tuple(parts.reasoning), tuple(parts.images),
                     tuple(parts.files), name, meta)]
 
 

@@ -1,0 +1,33 @@
+"""The parts of one message as a reader collects them from content blocks or parts, before it builds the message."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..conversation import File, Image, ToolCall, ToolResult
+
+
+@dataclass
+class Parts:
+    """The parts of one message (or of several records of one API response) as read from its content."""
+
+    texts: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    results: list[ToolResult] = field(default_factory=list)
+    images: list[Image] = field(default_factory=list)
+    files: list[File] = field(default_factory=list)
+
+    def merge(self, other: Parts) -> None:
+        """Append ``other``'s parts (a later record of the same response); a repeated tool call is kept once."""
+        known = {c.id for c in self.tool_calls if c.id}
+        self.texts += other.texts
+        self.reasoning += other.reasoning
+        self.tool_calls += [c for c in other.tool_calls if not (c.id and c.id in known)]
+        self.results += other.results
+        self.images += other.images
+        self.files += other.files
+
+    @property
+    def has_content(self) -> bool:
+        return bool(self.texts or self.reasoning or self.tool_calls or self.images or self.files)
