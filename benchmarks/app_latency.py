@@ -4,8 +4,8 @@ number of rows each chart embeds.
 The app is driven headless with ``streamlit.testing.v1.AppTest``. It reads its samples from
 ``COMPACTION_LAB_SAMPLES``: the benchmark points that at a temporary folder holding the cached 1,000-call log under
 the default sample's name. The first run (parse + replays) is reported on its own; then compact_at is moved to
-values never replayed before (each change replays both setups and recomputes their analyses) and then back to each
-of them (everything cached), and each ``run()`` is timed. Targets: re-render < 300 ms; every chart ≤ 5,000 rows.
+values never replayed before (each change replays both setups and recomputes their analyses), then back to each of
+them (everything cached), then setup A's ``min_tokens`` to new values (one replay), and each ``run()`` is timed. Targets: re-render < 300 ms; every chart ≤ 5,000 rows.
 
     python benchmarks/app_latency.py [--dir DIR] [--changes N]
 """
@@ -74,7 +74,7 @@ def run(log: Path, changes: int = 8) -> list[Figure]:
     """Measure the app on ``log``."""
     from streamlit.testing.v1 import AppTest
 
-    from compaction.ui import settings, source
+    from compaction.ui import settings, source, state
 
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / source.DEFAULT_SAMPLE).symlink_to(log.resolve())
@@ -86,17 +86,26 @@ def run(log: Path, changes: int = 8) -> list[Figure]:
                 at.run()
             if at.exception:
                 raise RuntimeError(f"the app raised: {at.exception}")
-            fresh = [round(0.62 + 0.03 * k, 2) for k in range(changes)]  # never replayed before: replays run
-            new_times, new_cpu, back_times, back_cpu = [], [], [], []
-            for value, times, cpu_times in [*((v, new_times, new_cpu) for v in fresh),
-                                            *((v, back_times, back_cpu) for v in fresh)]:  # then back: cached
-                at.slider(key=settings.AT_KEY).set_value(value)
+            def rerun(times: list[float], cpu_times: list[float]) -> None:
                 with timed() as t:
                     at.run()
                 if at.exception:
                     raise RuntimeError(f"the app raised after a change: {at.exception}")
                 times.append(t.wall * 1000)
                 cpu_times.append(t.cpu * 1000)
+
+            fresh = [round(0.62 + 0.03 * k, 2) for k in range(changes)]  # never replayed before: replays run
+            new_times, new_cpu, back_times, back_cpu = [], [], [], []
+            for value, times, cpu_times in [*((v, new_times, new_cpu) for v in fresh),
+                                            *((v, back_times, back_cpu) for v in fresh)]:  # then back: cached
+                at.slider(key=settings.AT_KEY).set_value(value)
+                rerun(times, cpu_times)
+            # a strategy parameter of setup A: one replay runs, with its uncompacted series measured anew
+            param_key = state.widget_key("A", "haystack.tool_result_pruning", "min_tokens")
+            param_times, param_cpu = [], []
+            for value in (150 + 25 * k for k in range(changes)):
+                at.number_input(key=param_key).set_value(value)
+                rerun(param_times, param_cpu)
             rows = chart_rows(at)
         finally:
             if previous is None:
@@ -113,6 +122,9 @@ def run(log: Path, changes: int = 8) -> list[Figure]:
         Figure("app re-render, compact_at moved back (replays cached)", statistics.median(back_times), "ms",
                f"< {RERENDER_TARGET_MS:g}", RERENDER_TARGET_MS,
                note=f"median of {len(back_times)}: {_ms(back_times)}; CPU {_ms(back_cpu)}"),
+        Figure("app re-render, setup A's min_tokens to a new value (its replay runs)", statistics.median(param_times),
+               "ms", f"< {RERENDER_TARGET_MS:g}", RERENDER_TARGET_MS,
+               note=f"median of {len(param_times)}: {_ms(param_times)}; CPU {_ms(param_cpu)}"),
     ]
     figures += [Figure(f"chart rows: {key}", n, "rows", f"<= {CHART_ROWS_TARGET:,}", CHART_ROWS_TARGET)
                 for key, n in rows]
