@@ -264,7 +264,8 @@ def test_invariants_over_a_parameter_grid(strategy: str) -> None:
             compact_at, compact_to = GRID_POLICIES[k % len(GRID_POLICIES)]
             where = f"{strategy}{params or ''} on {name}, window {window}, at {compact_at}/{compact_to}"
 
-            def run(params=params, compact_at=compact_at, compact_to=compact_to) -> Replay | None:
+            def run(conv=conv, window=window, params=params, compact_at=compact_at,
+                    compact_to=compact_to) -> Replay | None:
                 try:
                     return compaction.replay(conv, strategy, params, context_window=window, compact_at=compact_at,
                                              compact_to=compact_to)
