@@ -176,7 +176,7 @@ def lifecycle(replay: Replay, max_rows: int = MAX_CHART_ROWS) -> pd.DataFrame:
 def _previews_of(conversation: Conversation) -> dict[int, str]:
     """The hover previews of ``conversation``'s messages by index, filled as they are asked for and kept in its memo
     (every replay of a log shows the same ones)."""
-    return conversation.memo.setdefault(("previews", PREVIEW_CHARS), {})
+    return conversation.memoized(("previews", PREVIEW_CHARS), dict)
 
 
 def _rect(row: int, row_end: int, start: int, end: int, fate: str, members: Sequence[int],

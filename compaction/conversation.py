@@ -8,15 +8,21 @@ one LLM output, so the LLM calls ("steps") of a run are exactly its assistant me
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
+T = TypeVar("T")
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 
 #: Meta key under which strategies record what they did to a message (Haystack's ``context_compaction``).
 COMPACTION_META_KEY = "context_compaction"
+
+#: messages take weak references (counters cache per message without keeping a log alive): Python 3.11+ gives a
+#: slotted dataclass a weakref slot on request; on 3.10 a message keeps its ``__dict__`` instead of slots
+_WEAKLY_REFERABLE: dict[str, bool] = {"slots": True, "weakref_slot": True} if sys.version_info >= (3, 11) else {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +93,7 @@ def placeholder(part: Image | File) -> str:
     return f"<file: {part.filename or 'unnamed'}>"
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, eq=False, **_WEAKLY_REFERABLE)
 class Message:
     """One chat message. Immutable: strategies build new messages with :func:`dataclasses.replace`.
 
@@ -271,6 +277,15 @@ class Conversation:
 
     def __len__(self) -> int:
         return len(self.messages)
+
+    def memoized(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """What ``compute()`` returns, computed once and kept in :attr:`memo` under ``key`` (an analysis of this
+        conversation alone: it is freed with the conversation, never held by a global cache)."""
+        try:
+            return self.memo[key]
+        except KeyError:
+            value = self.memo[key] = compute()
+            return value
 
     @property
     def id(self) -> str:

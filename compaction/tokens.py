@@ -21,6 +21,7 @@ Counters (``--counter`` specs):
 from __future__ import annotations
 
 import json
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -141,20 +142,56 @@ class Counter(ABC):
 
 
 class _IdCache:
-    """Per-message cache keyed by object identity (messages are immutable; the entry keeps them alive)."""
+    """Per-message cache keyed by object identity (messages are immutable and hash by identity).
 
-    __slots__ = ("_data",)
+    Entries hold a weak reference to their message, so the cache never keeps a message alive: a log the user has
+    moved on from is freed whole, however many counters have measured it. The entries of freed messages are swept
+    out whenever the cache has doubled since its last sweep (amortized O(1) per entry); until then an entry whose
+    message is gone never matches, as ``hit[0]() is message`` fails for it.
+    """
+
+    __slots__ = ("_data", "_sweep_at")
 
     def __init__(self) -> None:
-        self._data: dict[int, tuple[Message, Any]] = {}
+        self._data: dict[int, tuple[weakref.ref, Any]] = {}
+        self._sweep_at = _FIRST_SWEEP
 
     def get(self, message: Message, compute) -> Any:
         hit = self._data.get(id(message))
-        if hit is not None and hit[0] is message:
+        if hit is not None and hit[0]() is message:
             return hit[1]
         value = compute(message)
-        self._data[id(message)] = (message, value)
+        self.put(message, value)
         return value
+
+    def put(self, message: Message, value: Any) -> None:
+        if len(self._data) >= self._sweep_at:
+            self._sweep_at = max(_FIRST_SWEEP, 2 * _sweep(self._data, refs=1))
+        self._data[id(message)] = (weakref.ref(message), value)
+
+
+#: entries a weakly keyed cache holds before its first sweep
+_FIRST_SWEEP = 4096
+#: tool lists whose rendering a counter keeps
+_TOOL_LISTS_KEPT = 32
+#: edge texts whose token counts a tiktoken counter keeps (they are short and repeat: a role, a tool name…)
+_EDGE_TEXTS_KEPT = 65536
+
+
+def _sweep(data: dict, refs: int = 1) -> int:
+    """Drop the entries of ``data`` whose weakly referenced objects are gone: each entry is a tuple whose first
+    ``refs`` items are ``weakref.ref`` (or ``None``, standing for no object). Returns the number of entries left."""
+    dead = [key for key, entry in data.items() if any(ref is not None and ref() is None for ref in entry[:refs])]
+    for key in dead:
+        del data[key]
+    return len(data)
+
+
+def _bounded_put(data: dict, key: Any, value: Any, limit: int) -> None:
+    """``data[key] = value``, first dropping the oldest entries so that at most ``limit`` are held."""
+    while len(data) >= limit:
+        del data[next(iter(data))]
+    data[key] = value
 
 
 # ------------------------------------------------------------------------------------------- Haystack counters
@@ -189,7 +226,8 @@ class _HaystackCounter(Counter):
         self.tokens_per_image = tokens_per_image
         self.tokens_per_file = tokens_per_file
         self._parts = _IdCache()
-        #: keyed by the schemas' identities (schemas hold dicts, so they are not hashable); the tuple keeps them alive
+        #: keyed by the schemas' identities (schemas hold dicts, so they are not hashable); the tuple keeps them alive,
+        #: so only the last few tool lists are held
         self._tools_cache: dict[tuple[int, ...], tuple[tuple[ToolSchema, ...], str]] = {}
 
     # units of text --------------------------------------------------------------------------------------------
@@ -224,7 +262,7 @@ class _HaystackCounter(Counter):
         if hit is not None and all(a is b for a, b in zip(hit[0], schemas, strict=True)):
             return hit[1]
         text = render_tools(schemas)
-        self._tools_cache[key] = (schemas, text)
+        _bounded_put(self._tools_cache, key, (schemas, text), _TOOL_LISTS_KEPT)
         return text
 
     def count(self, messages: Sequence[Message], tools: Sequence[ToolSchema] = ()) -> int:
@@ -273,7 +311,7 @@ class _JoinedTally(Tally):
         per_image, per_file = c.tokens_per_image, c.tokens_per_file
         for m in messages:
             hit = cached(id(m))
-            p = hit[1] if hit is not None and hit[0] is m else c.parts(m)
+            p = hit[1] if hit is not None and hit[0]() is m else c.parts(m)
             units += p.units
             if last is not None:
                 units += join_constant if join_constant is not None else c._join_units(last, "\n", "", m)
@@ -356,7 +394,9 @@ class TiktokenCounter(_HaystackCounter):
         self._pattern = regex.compile(self._enc._pat_str)
         self._resyncs = encoding in _RESYNC_ENCODINGS
         self._find_resync = regex.compile(_RESYNC_PATTERN).search
-        self._join_cache: dict[tuple[int, int, str], tuple[Message | None, Message | None, int]] = {}
+        #: (left, right or the text after left, separator) -> (weak left, weak right or None, extra units)
+        self._join_cache: dict[tuple[int, int | str, str], tuple[weakref.ref, weakref.ref | None, int]] = {}
+        self._join_sweep_at = _FIRST_SWEEP
         self._edge_units_memo: dict[str, int] = {}
 
     def _text_units(self, text: str) -> int:
@@ -366,7 +406,8 @@ class TiktokenCounter(_HaystackCounter):
         """``_text_units`` of an edge or join text, memoized by value: edges repeat (a role, a tool name…)."""
         units = self._edge_units_memo.get(text)
         if units is None:
-            units = self._edge_units_memo[text] = self._text_units(text)
+            units = self._text_units(text)
+            _bounded_put(self._edge_units_memo, text, units, _EDGE_TEXTS_KEPT)
         return units
 
     def _measure(self, text: str, images: int, files: int) -> _EdgedParts:
@@ -411,9 +452,9 @@ class TiktokenCounter(_HaystackCounter):
         return ends[-n] if len(ends) >= n else None
 
     def _join_units(self, left, sep, right_text, right) -> int:
-        key = (id(left), id(right) if right is not None else hash(right_text), sep)
+        key = (id(left), id(right) if right is not None else right_text, sep)
         hit = self._join_cache.get(key)
-        if hit is not None and hit[0] is left and hit[1] is right:
+        if hit is not None and hit[0]() is left and (hit[1] is None if right is None else hit[1]() is right):
             return hit[2]
         before = self.parts(left)
         if right is not None:
@@ -423,7 +464,9 @@ class TiktokenCounter(_HaystackCounter):
             head = self._split_edges(right_text)[0]
             head_units = self._text_units(head)
         extra = self._edge_units(before.tail + sep + head) - before.tail_units - head_units
-        self._join_cache[key] = (left, right, extra)
+        if len(self._join_cache) >= self._join_sweep_at:
+            self._join_sweep_at = max(_FIRST_SWEEP, 2 * _sweep(self._join_cache, refs=2))
+        self._join_cache[key] = (weakref.ref(left), None if right is None else weakref.ref(right), extra)
         return extra
 
     def _finish(self, units: int) -> int:

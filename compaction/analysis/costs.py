@@ -27,7 +27,7 @@ from itertools import compress, count
 from operator import is_not
 from typing import Any
 
-from ..conversation import Conversation, Message, ToolSchema
+from ..conversation import Message, ToolSchema
 from ..replay import Replay
 from ..tokens import Counter
 
@@ -303,23 +303,12 @@ def _baseline_updates(rep: Replay, use_reported_output: bool) -> Iterator[CallUp
         sent += len(new)
 
 
-#: baselines by what they depend on: the conversation (by identity), the messages left out, the counter, the prices
-_BASELINES: dict[tuple, tuple[Conversation, CostReport]] = {}
-_BASELINE_CACHE_SIZE = 16
-
-
 def baseline_costs(rep: Replay, prices: PriceModel, use_reported_output: bool = True) -> CostReport:
     """Price the same calls with no compaction (every call sends the whole log so far). The same for every setup of
     one log and counter, so computed once per log, counter and prices."""
-    key = (id(rep.conversation), rep.skipped, rep.counter.spec, prices, use_reported_output)
-    hit = _BASELINES.get(key)
-    if hit is not None and hit[0] is rep.conversation:
-        return hit[1]
-    report = price_calls(_baseline_updates(rep, use_reported_output), rep.counter, prices, rep.conversation.tools)
-    while len(_BASELINES) >= _BASELINE_CACHE_SIZE:
-        _BASELINES.pop(next(iter(_BASELINES)))
-    _BASELINES[key] = (rep.conversation, report)
-    return report
+    return rep.conversation.memoized(
+        ("cost baseline", rep.skipped, rep.counter.spec, prices, use_reported_output),
+        lambda: price_calls(_baseline_updates(rep, use_reported_output), rep.counter, prices, rep.conversation.tools))
 
 
 @dataclass(frozen=True)

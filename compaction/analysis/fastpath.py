@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -59,8 +58,13 @@ def _placeholder_message(m: Message, placeholder: str) -> Message:
                                                   result.error))
 
 
-@lru_cache(maxsize=8)
 def _layout(conv: Conversation, cpt: float, placeholder: str, skip_keys: tuple[str, ...]) -> _Layout:
+    """The layout of ``conv`` for these settings, kept in its memo (it lives and dies with the conversation)."""
+    return conv.memoized(("fastpath layout", cpt, placeholder, skip_keys),
+                         lambda: _build_layout(conv, cpt, placeholder, skip_keys))
+
+
+def _build_layout(conv: Conversation, cpt: float, placeholder: str, skip_keys: tuple[str, ...]) -> _Layout:
     counter = make_counter(f"approx:{cpt:g}")
     assert isinstance(counter, ApproxCounter)
     messages = [m for i, m in enumerate(conv.messages) if i not in conv.log_summary_indices]

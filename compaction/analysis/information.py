@@ -159,15 +159,12 @@ class _ConversationIndex:
         return self._keys[index]
 
 
-_INDEX_CACHE: dict[int, tuple[Conversation, _ConversationIndex]] = {}
-_INDEX_CACHE_SIZE = 8
-
-
 def _conversation_index(conv: Conversation) -> _ConversationIndex:
-    """The index of ``conv``, cached by identity (conversations are immutable; a sweep replays one many times)."""
-    hit = _INDEX_CACHE.get(id(conv))
-    if hit is not None and hit[0] is conv:
-        return hit[1]
+    """The index of ``conv``, kept in its memo (conversations are immutable; a sweep replays one many times)."""
+    return conv.memoized(("information index",), lambda: _build_index(conv))
+
+
+def _build_index(conv: Conversation) -> _ConversationIndex:
     messages = conv.messages
     terms_by_message = {i: distinctive_terms(_message_text(m)) for i, m in enumerate(messages)}
     occurrences: dict[str, list[int]] = {}
@@ -179,11 +176,7 @@ def _conversation_index(conv: Conversation) -> _ConversationIndex:
         if m.role == "assistant":
             for c in m.tool_calls:
                 calls_by_key.setdefault((c.name, json.dumps(c.arguments, sort_keys=True)), []).append(i)
-    index = _ConversationIndex(tuple(messages), terms_by_message, occurrences, calls_by_key)
-    while len(_INDEX_CACHE) >= _INDEX_CACHE_SIZE:
-        _INDEX_CACHE.pop(next(iter(_INDEX_CACHE)))
-    _INDEX_CACHE[id(conv)] = (conv, index)
-    return index
+    return _ConversationIndex(tuple(messages), terms_by_message, occurrences, calls_by_key)
 
 
 def removal_evidence(conv: Conversation, removals: Mapping[int, tuple[int, str]], step_message: Mapping[int, int]

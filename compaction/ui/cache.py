@@ -16,7 +16,7 @@ import hashlib
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -190,10 +190,9 @@ def costs_of(replay: Replay, prices: PriceModel) -> CostComparison:
     return found
 
 
-@lru_cache(maxsize=8)
 def calibration_of(conversation: Conversation, prices: PriceModel) -> Calibration:
-    """Calibration of a conversation against its reported usage (conversations hash by identity)."""
-    return calibrate(conversation, prices=prices)
+    """Calibration of a conversation against its reported usage, kept in its memo."""
+    return conversation.memoized(("calibration", prices), lambda: calibrate(conversation, prices=prices))
 
 
 def loss(key: ReplayKey, _replay: Replay) -> InformationLoss:
