@@ -179,9 +179,14 @@ _EDGE_TEXTS_KEPT = 65536
 
 
 def _sweep(data: dict, refs: int = 1) -> int:
-    """Drop the entries of ``data`` whose weakly referenced objects are gone: each entry is a tuple whose first
-    ``refs`` items are ``weakref.ref`` (or ``None``, standing for no object). Returns the number of entries left."""
-    dead = [key for key, entry in data.items() if any(ref is not None and ref() is None for ref in entry[:refs])]
+    """Drop the entries of ``data`` whose weakly referenced objects are gone: each entry is a tuple whose first item
+    is a ``weakref.ref`` and, with ``refs=2``, whose second is one or ``None`` (no object). Returns the number of
+    entries left."""
+    if refs == 1:
+        dead = [key for key, entry in data.items() if entry[0]() is None]
+    else:
+        dead = [key for key, (first, second, *_) in data.items()
+                if first() is None or (second is not None and second() is None)]
     for key in dead:
         del data[key]
     return len(data)

@@ -19,6 +19,7 @@ from compaction.analysis.costs import compare_costs
 from compaction.analysis.information import information_loss
 from compaction.analysis.sweep import sweep
 from compaction.setups import Setup
+from compaction.tokens import _IdCache
 
 COUNTERS = ("approx", "tiktoken:o200k_base", "maf-dotnet", "maf-python", "langchain")
 
@@ -69,3 +70,15 @@ def test_counter_caches_still_hit_for_live_messages() -> None:
     finally:
         del counter._compute_parts
     assert measured == []
+
+
+def test_a_cache_sweeps_out_the_entries_of_freed_messages() -> None:
+    """Entries of freed messages do not pile up: the cache sweeps them out once it has doubled since its last sweep."""
+    cache = _IdCache()
+    for _ in range(5):
+        batch = [compaction.Message("user", (f"text {i}",)) for i in range(3000)]
+        for m in batch:
+            cache.get(m, lambda m: len(m.texts[0]))
+        assert all(cache.get(m, lambda m: -1) >= 0 for m in batch), "live messages still hit"
+        del batch
+    assert len(cache._data) <= 2 * 3000 + 4096
