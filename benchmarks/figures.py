@@ -6,6 +6,7 @@ A :class:`Figure` is one measured number with its target; every benchmark return
 
 from __future__ import annotations
 
+import gc
 import resource
 import sys
 import time
@@ -75,6 +76,20 @@ def timed() -> Iterator[Timing]:
         yield t
     finally:
         t.wall, t.cpu = time.perf_counter() - wall, time.process_time() - cpu
+
+
+@contextmanager
+def settled_heap() -> Iterator[None]:
+    """Take what the process already holds (loaded logs, earlier results) out of the garbage collector's sight for
+    the block, as the app does after each run (``compaction.ui.heap``): a full collection walks every tracked object,
+    so without this a replay's time depends on how much the benchmark happens to hold and on when a collection
+    strikes, not on the replay. What the block itself allocates is collected as usual."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def best_of(repeats: int, fn: Callable[[], Any]) -> tuple[Timing, Any]:

@@ -80,6 +80,20 @@ class MaskedView(View):
         self._omitted_set: set[int] = set()
         self._rebuild_list = False
         self._rebuild_tally = False
+        self._lowest_change: int | None = None  # lowest stored position replaced, left out or brought back
+
+    def take_first_change(self) -> int:
+        """Since this was last asked: the lowest position of :meth:`sent` that may hold another entry (the entries
+        appended since aside; its length when nothing but appends). Nothing below the lowest stored position
+        changed, so the entries sent for the positions below it are the same ones, in the same places."""
+        position, self._lowest_change = self._lowest_change, None
+        if position is None:
+            return len(self._entries)
+        return position - bisect_left(self._omitted, position)
+
+    def _changed(self, position: int) -> None:
+        if self._lowest_change is None or position < self._lowest_change:
+            self._lowest_change = position
 
     def entry_at(self, position: int) -> Entry:
         """What is sent for stored entry ``position`` when it is sent (its replacement, or itself)."""
@@ -91,6 +105,7 @@ class MaskedView(View):
             self._replaced.pop(position, None)
         else:
             self._replaced[position] = entry
+        self._changed(position)
         if position >= self._followed or position in self._omitted_set or self._rebuild_list:
             return
         at = position - bisect_left(self._omitted, position)
@@ -108,6 +123,7 @@ class MaskedView(View):
         """Leave stored entry ``position`` out of what is sent."""
         if position in self._omitted_set:
             return
+        self._changed(position)
         self._omitted_set.add(position)
         insort(self._omitted, position)
         self._rebuild_list = self._rebuild_list or position < self._followed
@@ -116,6 +132,7 @@ class MaskedView(View):
         """Send stored entry ``position`` again (after :meth:`omit`)."""
         if position not in self._omitted_set:
             return
+        self._changed(position)
         self._omitted_set.remove(position)
         del self._omitted[bisect_left(self._omitted, position)]
         self._rebuild_list = self._rebuild_list or position < self._followed
@@ -234,6 +251,10 @@ class HistoryRunner(Runner):
         self._view: View | None = None
         self._edits: dict[tuple[int, str], tuple[Message, Entry]] = {}
         self.persistence = "project" if self.projects else "rewrite"
+        # what first_change() compares against: the list entries() read from when it was last asked, and the lowest
+        # stored position a rewrite replaced since (None: none; -1: the stored list was rewritten whole)
+        self._reported: object = self._stored
+        self._stored_change: int | None = None
 
     # ------------------------------------------------------------------------------------------ Runner protocol
     def append(self, entry: Entry) -> None:
@@ -246,14 +267,35 @@ class HistoryRunner(Runner):
     def measure(self) -> int:
         return self._view.value() if self._view is not None else self._stored_tally.value(with_tools=True)
 
+    def first_change(self) -> int | None:
+        """Tracked where it is cheap to be sure: the stored history changed only in place (or not at all), or the
+        same :class:`MaskedView` is sent as last time with no rewrite beneath it; otherwise None."""
+        source = self._view if self._view is not None else self._stored
+        same_source, self._reported = source is self._reported, source
+        stored_change, self._stored_change = self._stored_change, None
+        if not same_source or stored_change == -1:
+            return None
+        if isinstance(source, MaskedView):
+            view_change = source.take_first_change()
+            return view_change if stored_change is None else None
+        if source is self._view:  # a plain View: rebuilt by each projection
+            return None
+        return len(self._stored) if stored_change is None else stored_change
+
+    def _note_stored_change(self, position: int) -> None:
+        if self._stored_change is None or (self._stored_change != -1 and position < self._stored_change):
+            self._stored_change = position
+
     def before_call(self) -> CallOutcome:
         before = self._stored_tally.value(with_tools=True)
         persisted = self.rewrite(self._stored, before)
         if persisted.entries is not None:
             self._stored = persisted.entries
             self._stored_tally = self.counter.tally(messages_of(self._stored), self.tools)
+            self._stored_change = -1
         elif persisted.replaced:
             self._replace_stored(persisted.replaced)
+            self._note_stored_change(min(persisted.replaced))
         view = NO_CHANGE
         self._view = None
         if self.projects:
