@@ -229,6 +229,7 @@ class History:
         self._count_tokens = count_tokens
         self._stored: list[Entry] = []
         self._stale: set[Record] = set()  # records whose stored entry changed since the last ``entries()``
+        self._lowest_change: int | None = None  # lowest position inserted at or restaged since take_first_change()
         self._next_key = 0
         self._first_unannotated: Record | None = None
         self._ids: set[str] = set()
@@ -278,6 +279,7 @@ class History:
         return (self._next_key - 1,)
 
     def _add(self, position: int, r: Record) -> None:
+        self._note_change(position)
         self.records.insert(position, r)
         self._stored.insert(position, r.entry)
         if r.message_id:
@@ -292,9 +294,21 @@ class History:
         """The list as stored entries (see ``Record.stored``)."""
         stored = self._stored
         for r in self._stale:
-            stored[self.position(r)] = r.stored()
+            position = self.position(r)
+            stored[position] = r.stored()
+            self._note_change(position)
         self._stale.clear()
         return tuple(stored)
+
+    def take_first_change(self) -> int:
+        """Since this was last asked: the lowest position of :meth:`entries` that may hold another entry (records
+        are only ever inserted or restaged, never removed); read after :meth:`entries`."""
+        position, self._lowest_change = self._lowest_change, None
+        return len(self._stored) if position is None else position
+
+    def _note_change(self, position: int) -> None:
+        if self._lowest_change is None or position < self._lowest_change:
+            self._lowest_change = position
 
     def replace_content(self, r: Record, entry: Entry) -> None:
         """Give record ``r`` a new entry (content replaced in place): its count and content types are redone."""
@@ -1277,6 +1291,9 @@ class PythonRunner(Runner):
 
     def entries(self) -> Sequence[Entry]:
         return self.history.entries()
+
+    def first_change(self) -> int:
+        return self.history.take_first_change()
 
     def measure(self) -> int:
         self.history.annotate()
