@@ -8,7 +8,8 @@ Target: (load + approx + tiktoken count) ≤ 1.5 × encode alone.
 
 Both sides are the fastest of ``--repeats`` runs. Each of our runs loads the log afresh and counts with counters
 built for it, so nothing is cached from the run before; one-time process costs (the encoding's load, the import of
-the readers) are paid before timing, as the reference's are.
+the readers) are paid before timing, as the reference's are. Each run starts on a settled heap (what earlier
+benchmarks of ``run_all.py`` left in this process is out of the garbage collector's sight, as in a fresh process).
 
     python benchmarks/load_and_count.py [--log PATH] [--dir DIR]
 """
@@ -18,7 +19,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from figures import Figure, Timing, best_of, print_figures, timed
+from figures import Figure, Timing, best_of, print_figures, settled_heap, timed
 
 import compaction
 from compaction.tiktoken_offline import get_encoding
@@ -39,12 +40,13 @@ def count_once(conv: compaction.Conversation, counter: Counter) -> int:
 def _load_and_count(log: Path) -> tuple[Timing, Timing, Timing, compaction.Conversation, int, int]:
     """One cold run: load ``log``, count it with a new approx counter, then with a new tiktoken counter."""
     approx_counter, tiktoken_counter = ApproxCounter(), TiktokenCounter(ENCODING)
-    with timed() as t_load:
-        conv = compaction.load(log)
-    with timed() as t_approx:
-        approx = count_once(conv, approx_counter)
-    with timed() as t_tik:
-        exact = count_once(conv, tiktoken_counter)
+    with settled_heap():
+        with timed() as t_load:
+            conv = compaction.load(log)
+        with timed() as t_approx:
+            approx = count_once(conv, approx_counter)
+        with timed() as t_tik:
+            exact = count_once(conv, tiktoken_counter)
     return t_load, t_approx, t_tik, conv, approx, exact
 
 

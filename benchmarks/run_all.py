@@ -4,14 +4,17 @@
 
 Inputs are generated on first use into the cache folder (see ``make_logs.py``). Each benchmark prints its own
 figures as it finishes; the summary at the end repeats the figures that have a target, plus the replay-scaling
-exponents. Figures are measurements of this machine at this moment: nothing is asserted.
+exponents. Each benchmark runs in a fresh Python process. Figures are measurements of this machine at this moment:
+nothing is asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import traceback
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 
 from figures import Figure, print_figures, timed
 
@@ -59,6 +62,18 @@ def _runner(name: str, data_dir: str | None) -> Callable[[], list[Figure]]:
     return lambda: app_latency.run(calls_log(1000, data_dir))
 
 
+def run_one(name: str, data_dir: str | None) -> list[Figure]:
+    """Run benchmark ``name`` and return its figures."""
+    return _runner(name, data_dir)()
+
+
+def run_in_fresh_process(name: str, data_dir: str | None) -> list[Figure]:
+    """:func:`run_one` in a new Python process: no benchmark is timed on a heap (and caches) that others left, as
+    users' processes would not be."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(run_one, name, data_dir).result()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", help="benchmark data folder (default benchmarks/.data)")
@@ -79,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         try:
             with timed() as t:
-                figures = _runner(name, args.dir)()
+                figures = run_in_fresh_process(name, args.dir)
         except Exception:  # noqa: BLE001 - one broken benchmark must not hide the others' figures
             traceback.print_exc()
             failed.append(name)
