@@ -375,6 +375,13 @@ def hidden_from_agent(conversation: Conversation) -> frozenset[int]:
     return frozenset(i for i, m in enumerate(conversation.messages) if m.meta.get("hidden_from_agent") is True)
 
 
+def original_entries(conversation: Conversation) -> tuple[Entry, ...]:
+    """The entry of every original message as first appended, made once per conversation and shared by its replays
+    (entries are immutable and compare by identity, which is all a replay asks of them)."""
+    return conversation.memoized(("original entries",), lambda: tuple(
+        original(m, i) for i, m in enumerate(conversation.messages)))
+
+
 def replay(
     conversation: Conversation,
     strategy: str | StrategyInfo,
@@ -413,6 +420,7 @@ def replay(
 
     timeline = Timeline()
     originals: list[Entry | None] = [None] * len(conversation.messages)
+    shared = original_entries(conversation)
     steps: list[Step] = []
     project = runner.persistence == "project"
     stored_snapshot = False  # the last snapshot holds the stored history as a projection that changed nothing sent it
@@ -443,7 +451,7 @@ def replay(
                     model_calls=tuple(outcome.model_calls),
                 )
             )
-        entry = originals[i] = original(message, i)
+        entry = originals[i] = shared[i]
         runner.append(entry)
         if baseline is not None:
             baseline.append(entry)
