@@ -3,9 +3,9 @@ the approx and tiktoken counters, and the memory a ``Replay`` keeps (its snapsho
 
 Each strategy runs with its defaults and the default policy (200k window, compact_at 0.7, compact_to 0.4), on a
 settled heap (``figures.settled_heap``: the loaded logs are kept out of the collector's sight, as the app keeps its
-caches). The
-growth exponent between 1,000 and 2,000 calls (time ~ calls^k) flags strategies that are O(N^2) or worse (k > 1.5):
-in time, and in snapshot size (each compaction stores a full copy of the stored history).
+caches). The growth exponent between 1,000 and 2,000 calls (time ~ calls^k) flags strategies that are O(N^2) or worse
+(k > 1.5): in time, and in snapshot size (a snapshot stores what follows the prefix it shares with the one before it,
+and a whole copy at every keyframe).
 
     python benchmarks/replay_scaling.py [--dir DIR] [--strategy NAME ...] [--fast-limit SECONDS]
 """
