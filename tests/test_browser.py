@@ -74,15 +74,25 @@ def _open(browser, url: str, width: int, height: int, small_log: bool):
     return page
 
 
-def _step_points(page) -> dict[int, object]:
-    """The uncompacted log's clickable points on the tokens chart, by step (read from their aria labels)."""
-    points = {}
-    symbols = page.locator(f"{CHART}").first.locator("svg.marks g.mark-symbol path")
-    for i in range(symbols.count()):
-        label = symbols.nth(i).get_attribute("aria-label") or ""
-        match = re.search(r"series: Uncompacted log; step: (\d+);", label)
-        if match:
-            points[int(match.group(1))] = symbols.nth(i)
+def _step_points(page, minimum: int = 5) -> dict[int, object]:
+    """The uncompacted log's clickable points on the tokens chart, by step (read from their aria labels).
+
+    Vega draws the chart after the script has finished, and draws it again when Streamlit replaces the element, so
+    the points are read until at least ``minimum`` are there (or a few seconds have passed)."""
+    page.wait_for_selector(f"{CHART} svg.marks g.mark-symbol path[aria-label*='series: Uncompacted log']",
+                           timeout=STARTUP_SECONDS * 1000)
+    points: dict[int, object] = {}
+    for _ in range(40):
+        points = {}
+        symbols = page.locator(f"{CHART}").first.locator("svg.marks g.mark-symbol path")
+        for i in range(symbols.count()):
+            label = symbols.nth(i).get_attribute("aria-label") or ""
+            match = re.search(r"series: Uncompacted log; step: (\d+);", label)
+            if match:
+                points[int(match.group(1))] = symbols.nth(i)
+        if len(points) >= minimum:
+            break
+        page.wait_for_timeout(250)
     return points
 
 
