@@ -5,7 +5,8 @@ The app is driven headless with ``streamlit.testing.v1.AppTest``. It reads its s
 ``COMPACTION_LAB_SAMPLES``: the benchmark points that at a temporary folder holding the cached 1,000-call log under
 the default sample's name. The first run (parse + replays) is reported on its own; then compact_at is moved to
 values never replayed before (each change replays both setups and recomputes their analyses), then back to each of
-them (everything cached), then setup A's ``min_tokens`` to new values (one replay), and each ``run()`` is timed. Targets: re-render < 300 ms; every chart ≤ 5,000 rows.
+them (everything cached), then setup A's ``min_tokens`` to new values (one replay), and each ``run()`` is timed.
+Targets: re-render < 300 ms; every chart ≤ 5,000 rows.
 
     python benchmarks/app_latency.py [--dir DIR] [--changes N]
 """
@@ -86,6 +87,7 @@ def run(log: Path, changes: int = 8) -> list[Figure]:
                 at.run()
             if at.exception:
                 raise RuntimeError(f"the app raised: {at.exception}")
+
             def rerun(times: list[float], cpu_times: list[float]) -> None:
                 with timed() as t:
                     at.run()

@@ -132,7 +132,8 @@ class Timeline:
         before = self._history
         kept = 0 if changed_from is None else max(0, min(changed_from, len(before), len(entries)))
         old = before[kept:]
-        new = list(entries[kept:]) if isinstance(entries, (list, tuple)) else list(entries)[kept:]  # a copy: the runner's list lives on
+        # a copy of the part that may have changed: the runner's list lives on
+        new = list(entries[kept:]) if isinstance(entries, (list, tuple)) else list(entries)[kept:]
         limit = min(len(old), len(new))
         first = first_difference(old, new, limit)
         tail = last_difference(old, new, limit - first)

@@ -142,32 +142,49 @@ class Counter(ABC):
 
 
 class _IdCache:
-    """Per-message cache keyed by object identity (messages are immutable and hash by identity).
+    """Per-object cache keyed by object identity (messages are immutable and hash by identity).
 
-    Entries hold a weak reference to their message, so the cache never keeps a message alive: a log the user has
-    moved on from is freed whole, however many counters have measured it. The entries of freed messages are swept
-    out whenever the cache has doubled since its last sweep (amortized O(1) per entry); until then an entry whose
-    message is gone never matches, as ``hit[0]() is message`` fails for it.
+    Entries hold weak references to the objects they are about, so the cache never keeps one alive: a log the user
+    has moved on from is freed whole, however many counters have measured it. An entry is a tuple: a weak reference,
+    optionally a second one (or ``None``: no second object), then the value; it matches only while each reference
+    still resolves to the object asked about. The entries of freed objects are swept out whenever the cache has
+    doubled since its last sweep (amortized O(1) per entry).
     """
 
     __slots__ = ("_data", "_sweep_at")
 
     def __init__(self) -> None:
-        self._data: dict[int, tuple[weakref.ref, Any]] = {}
+        self._data: dict[Any, tuple] = {}
         self._sweep_at = _FIRST_SWEEP
 
     def get(self, message: Message, compute) -> Any:
+        """The value cached for ``message``, computed by ``compute(message)`` on a miss."""
         hit = self._data.get(id(message))
         if hit is not None and hit[0]() is message:
             return hit[1]
         value = compute(message)
-        self.put(message, value)
+        self.put(id(message), (weakref.ref(message), value))
         return value
 
-    def put(self, message: Message, value: Any) -> None:
+    def entry(self, key: Any) -> tuple | None:
+        """The entry stored under ``key`` (check its references before use)."""
+        return self._data.get(key)
+
+    def put(self, key: Any, entry: tuple) -> None:
+        """Store ``entry`` under ``key``, first sweeping out dead entries if the cache has doubled since the last
+        sweep."""
         if len(self._data) >= self._sweep_at:
-            self._sweep_at = max(_FIRST_SWEEP, 2 * _sweep(self._data, refs=1))
-        self._data[id(message)] = (weakref.ref(message), value)
+            self._sweep_at = max(_FIRST_SWEEP, 2 * self._sweep())
+        self._data[key] = entry
+
+    def _sweep(self) -> int:
+        """Drop the entries whose objects are gone; the number left."""
+        data = self._data
+        dead = [key for key, e in data.items()
+                if e[0]() is None or (len(e) > 2 and e[1] is not None and e[1]() is None)]
+        for key in dead:
+            del data[key]
+        return len(data)
 
 
 #: entries a weakly keyed cache holds before its first sweep
@@ -176,20 +193,6 @@ _FIRST_SWEEP = 4096
 _TOOL_LISTS_KEPT = 32
 #: edge texts whose token counts a tiktoken counter keeps (they are short and repeat: a role, a tool name…)
 _EDGE_TEXTS_KEPT = 65536
-
-
-def _sweep(data: dict, refs: int = 1) -> int:
-    """Drop the entries of ``data`` whose weakly referenced objects are gone: each entry is a tuple whose first item
-    is a ``weakref.ref`` and, with ``refs=2``, whose second is one or ``None`` (no object). Returns the number of
-    entries left."""
-    if refs == 1:
-        dead = [key for key, entry in data.items() if entry[0]() is None]
-    else:
-        dead = [key for key, (first, second, *_) in data.items()
-                if first() is None or (second is not None and second() is None)]
-    for key in dead:
-        del data[key]
-    return len(data)
 
 
 def _bounded_put(data: dict, key: Any, value: Any, limit: int) -> None:
@@ -310,7 +313,7 @@ class _JoinedTally(Tally):
 
     def _extend(self, messages: Sequence[Message], marks: list | None) -> None:
         c = self._counter
-        cached = c._parts._data.get
+        cached = c._parts._data.get  # the dict itself: this loop is the hottest in a replay
         join_constant = c.newline_join_units
         units, nontext, last, n = self._units, self._nontext, self._last, self._n
         per_image, per_file = c.tokens_per_image, c.tokens_per_file
@@ -400,8 +403,7 @@ class TiktokenCounter(_HaystackCounter):
         self._resyncs = encoding in _RESYNC_ENCODINGS
         self._find_resync = regex.compile(_RESYNC_PATTERN).search
         #: (left, right or the text after left, separator) -> (weak left, weak right or None, extra units)
-        self._join_cache: dict[tuple[int, int | str, str], tuple[weakref.ref, weakref.ref | None, int]] = {}
-        self._join_sweep_at = _FIRST_SWEEP
+        self._joins = _IdCache()
         self._edge_units_memo: dict[str, int] = {}
 
     def _text_units(self, text: str) -> int:
@@ -458,7 +460,7 @@ class TiktokenCounter(_HaystackCounter):
 
     def _join_units(self, left, sep, right_text, right) -> int:
         key = (id(left), id(right) if right is not None else right_text, sep)
-        hit = self._join_cache.get(key)
+        hit = self._joins.entry(key)
         if hit is not None and hit[0]() is left and (hit[1] is None if right is None else hit[1]() is right):
             return hit[2]
         before = self.parts(left)
@@ -469,9 +471,7 @@ class TiktokenCounter(_HaystackCounter):
             head = self._split_edges(right_text)[0]
             head_units = self._text_units(head)
         extra = self._edge_units(before.tail + sep + head) - before.tail_units - head_units
-        if len(self._join_cache) >= self._join_sweep_at:
-            self._join_sweep_at = max(_FIRST_SWEEP, 2 * _sweep(self._join_cache, refs=2))
-        self._join_cache[key] = (weakref.ref(left), None if right is None else weakref.ref(right), extra)
+        self._joins.put(key, (weakref.ref(left), None if right is None else weakref.ref(right), extra))
         return extra
 
     def _finish(self, units: int) -> int:

@@ -19,7 +19,7 @@ from ..history import Entry, inserted
 from ..policy import Trigger, inverse, parse_trigger, tokens_below, tokens_exceed
 from ..tokens import Counter
 from ._nesting import NestedResult, NestedStrategy, check_child_name, describe, inserted_entry, make_nested, native_name
-from .base import SUMMARIZER_PARAMS, CallOutcome, Param, RunContext, Runner, StrategyInfo, register
+from .base import SUMMARIZER_PARAMS, CallOutcome, ChangeMark, Param, RunContext, Runner, StrategyInfo, register
 
 DOCS = "https://learn.microsoft.com/dotnet/api/microsoft.agents.ai.compaction"
 SUMMARY_FLAG = "_is_summary"
@@ -108,7 +108,7 @@ class MessageIndex:
         self._included_turns = 0
         self._batch = 0
         self._stored: list[Entry] = []
-        self._changed_from: int | None = None  # the lowest stored position changed since the last take_changes()
+        self._changes = ChangeMark()  # stored positions changed since the last take_changes()
         self._tool_calls: list[Group] = []
         self._users: list[Group] = []  # the User group of turn t is _users[t - 1]
         self._front = 0  # every group before this position is excluded or System
@@ -157,15 +157,12 @@ class MessageIndex:
 
     def _changed(self, position: int) -> None:
         """Stored entries from ``position`` on are about to change (anything but an append)."""
-        if self._changed_from is None or position < self._changed_from:
-            self._changed_from = position
+        self._changes.note(position)
 
     def take_changes(self) -> int:
         """The lowest stored position changed (other than by appends) since this was last asked; the length of the
         stored entries when none was."""
-        changed = self._changed_from if self._changed_from is not None else len(self._stored)
-        self._changed_from = None
-        return changed
+        return self._changes.take(len(self._stored))
 
     # ---------------------------------------------------------------------------------------------- building
     def _add_group(self, group: Group) -> Group:

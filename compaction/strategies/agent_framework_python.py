@@ -27,7 +27,7 @@ from ..history import Entry, inserted
 from ..tokens import Counter, MafPythonCounter, free_message_id, make_counter, own_message_id
 from ._nesting import NestedStrategy, describe, inserted_entry, make_nested, native_name
 from .agent_framework import parse_pipeline
-from .base import SUMMARIZER_PARAMS, CallOutcome, Param, RunContext, Runner, StrategyInfo, register
+from .base import SUMMARIZER_PARAMS, CallOutcome, ChangeMark, Param, RunContext, Runner, StrategyInfo, register
 
 DOCS = "https://learn.microsoft.com/python/api/agent-framework-core/agent_framework"
 TOOL_CALL_TYPES = frozenset({"function_call", "computer_tool_call", "mcp_server_tool_call", "code_interpreter_tool_call",
@@ -229,7 +229,7 @@ class History:
         self._count_tokens = count_tokens
         self._stored: list[Entry] = []
         self._stale: set[Record] = set()  # records whose stored entry changed since the last ``entries()``
-        self._lowest_change: int | None = None  # lowest position inserted at or restaged since take_first_change()
+        self._changes = ChangeMark()  # positions inserted at or restaged since take_first_change()
         self._next_key = 0
         self._first_unannotated: Record | None = None
         self._ids: set[str] = set()
@@ -279,7 +279,7 @@ class History:
         return (self._next_key - 1,)
 
     def _add(self, position: int, r: Record) -> None:
-        self._note_change(position)
+        self._changes.note(position)
         self.records.insert(position, r)
         self._stored.insert(position, r.entry)
         if r.message_id:
@@ -290,25 +290,20 @@ class History:
         """Where ``r`` is in the list now."""
         return bisect_left(self.records, r.key, key=_ORDER)
 
-    def entries(self) -> tuple[Entry, ...]:
-        """The list as stored entries (see ``Record.stored``)."""
+    def entries(self) -> list[Entry]:
+        """The list as stored entries (see ``Record.stored``): the history's own list, so read it, do not keep it."""
         stored = self._stored
         for r in self._stale:
             position = self.position(r)
             stored[position] = r.stored()
-            self._note_change(position)
+            self._changes.note(position)
         self._stale.clear()
-        return tuple(stored)
+        return stored
 
     def take_first_change(self) -> int:
         """Since this was last asked: the lowest position of :meth:`entries` that may hold another entry (records
         are only ever inserted or restaged, never removed); read after :meth:`entries`."""
-        position, self._lowest_change = self._lowest_change, None
-        return len(self._stored) if position is None else position
-
-    def _note_change(self, position: int) -> None:
-        if self._lowest_change is None or position < self._lowest_change:
-            self._lowest_change = position
+        return self._changes.take(len(self._stored))
 
     def replace_content(self, r: Record, entry: Entry) -> None:
         """Give record ``r`` a new entry (content replaced in place): its count and content types are redone."""

@@ -126,6 +126,26 @@ class RunContext:
                                model=params.get("summarizer_model") or None)
 
 
+class ChangeMark:
+    """The lowest position of a list changed (other than by appends) since the mark was last taken: what a runner
+    answers :meth:`Runner.first_change` with."""
+
+    __slots__ = ("_lowest",)
+
+    def __init__(self) -> None:
+        self._lowest: int | None = None
+
+    def note(self, position: int) -> None:
+        """Entries from ``position`` on may have changed."""
+        if self._lowest is None or position < self._lowest:
+            self._lowest = position
+
+    def take(self, unchanged: int | None = None) -> int | None:
+        """The lowest position noted since the last take (``unchanged`` when none was), and start over."""
+        lowest, self._lowest = self._lowest, None
+        return unchanged if lowest is None else lowest
+
+
 class Runner(ABC):
     """One strategy set up for one replay. The engine calls ``append`` for each message of the log and
     ``before_call`` right before each LLM call (each assistant message)."""

@@ -25,7 +25,7 @@ from ..history import Entry, inserted, messages_of
 from ..policy import ThresholdPolicy
 from ..summarizers import Summarizer, SummaryRequest
 from ..tokens import Counter, render_haystack
-from .base import SUMMARIZER_PARAMS, CallOutcome, Param, RunContext, Runner, StrategyInfo, register
+from .base import SUMMARIZER_PARAMS, CallOutcome, ChangeMark, Param, RunContext, Runner, StrategyInfo, register
 
 DOCS = "https://docs.haystack.deepset.ai/docs/compaction-hook"
 PRUNING_PLACEHOLDER = "[Tool result removed to free up context. Call `{tool_name}` again if you need it.]"
@@ -714,7 +714,8 @@ class HookRunner(Runner):
         self._entries: list[Entry] = []
         self._tally = self.counter.tally(tools=self.tools)
         self._scans = [ResultScan() for _ in self.compactors]
-        self._first_change = 0
+        self._changes = ChangeMark()
+        self._changes.note(0)
 
     def append(self, entry: Entry) -> None:
         self._entries.append(entry)
@@ -724,8 +725,7 @@ class HookRunner(Runner):
         return self._entries
 
     def first_change(self) -> int:
-        changed, self._first_change = self._first_change, len(self._entries)
-        return changed
+        return self._changes.take(len(self._entries))
 
     def measure(self) -> int:
         return self._tally.value(with_tools=True)
@@ -773,14 +773,14 @@ class HookRunner(Runner):
             replaced = compactor.compact_in_place(self._entries, target, self.counter, current, scan)
             if not replaced:
                 return None
-            self._first_change = min(self._first_change, min(replaced))
+            self._changes.note(min(replaced))
             self._follow_replacements(replaced)
             return compactor.describe_replaced(len(replaced))
         result = compactor.compact(list(self._entries), target, self.counter, current_tokens=current)
         if result is None:
             return None
         note = compactor.describe(self._entries, result)
-        self._first_change = 0
+        self._changes.note(0)
         for each in self._scans:  # positions moved: every scan starts over
             each.start = 0
         self._tally = self.counter.tally(messages_of(result), self.tools)

@@ -26,7 +26,7 @@ from ..conversation import Message, ToolResult, ToolSchema
 from ..history import Entry, messages_of
 from ..summarizers import SummaryCall, SummaryRequest
 from ..tokens import DEFAULT_COUNTER, Counter, make_counter, render_haystack
-from .base import CallOutcome, RunContext, Runner
+from .base import CallOutcome, ChangeMark, RunContext, Runner
 
 
 # ------------------------------------------------------------------------------------------------ views
@@ -80,20 +80,16 @@ class MaskedView(View):
         self._omitted_set: set[int] = set()
         self._rebuild_list = False
         self._rebuild_tally = False
-        self._lowest_change: int | None = None  # lowest stored position replaced, left out or brought back
+        self._changes = ChangeMark()  # stored positions replaced, left out or brought back
 
     def take_first_change(self) -> int:
         """Since this was last asked: the lowest position of :meth:`sent` that may hold another entry (the entries
         appended since aside; its length when nothing but appends). Nothing below the lowest stored position
         changed, so the entries sent for the positions below it are the same ones, in the same places."""
-        position, self._lowest_change = self._lowest_change, None
+        position = self._changes.take()
         if position is None:
             return len(self._entries)
         return position - bisect_left(self._omitted, position)
-
-    def _changed(self, position: int) -> None:
-        if self._lowest_change is None or position < self._lowest_change:
-            self._lowest_change = position
 
     def entry_at(self, position: int) -> Entry:
         """What is sent for stored entry ``position`` when it is sent (its replacement, or itself)."""
@@ -105,7 +101,7 @@ class MaskedView(View):
             self._replaced.pop(position, None)
         else:
             self._replaced[position] = entry
-        self._changed(position)
+        self._changes.note(position)
         if position >= self._followed or position in self._omitted_set or self._rebuild_list:
             return
         at = position - bisect_left(self._omitted, position)
@@ -123,7 +119,7 @@ class MaskedView(View):
         """Leave stored entry ``position`` out of what is sent."""
         if position in self._omitted_set:
             return
-        self._changed(position)
+        self._changes.note(position)
         self._omitted_set.add(position)
         insort(self._omitted, position)
         self._rebuild_list = self._rebuild_list or position < self._followed
@@ -132,7 +128,7 @@ class MaskedView(View):
         """Send stored entry ``position`` again (after :meth:`omit`)."""
         if position not in self._omitted_set:
             return
-        self._changed(position)
+        self._changes.note(position)
         self._omitted_set.remove(position)
         del self._omitted[bisect_left(self._omitted, position)]
         self._rebuild_list = self._rebuild_list or position < self._followed
@@ -251,10 +247,10 @@ class HistoryRunner(Runner):
         self._view: View | None = None
         self._edits: dict[tuple[int, str], tuple[Message, Entry]] = {}
         self.persistence = "project" if self.projects else "rewrite"
-        # what first_change() compares against: the list entries() read from when it was last asked, and the lowest
-        # stored position a rewrite replaced since (None: none; -1: the stored list was rewritten whole)
+        # what first_change() compares against: the list entries() read from when it was last asked, and the stored
+        # positions a rewrite changed since
         self._reported: object = self._stored
-        self._stored_change: int | None = None
+        self._stored_changes = ChangeMark()
 
     # ------------------------------------------------------------------------------------------ Runner protocol
     def append(self, entry: Entry) -> None:
@@ -272,19 +268,13 @@ class HistoryRunner(Runner):
         same :class:`MaskedView` is sent as last time with no rewrite beneath it; otherwise None."""
         source = self._view if self._view is not None else self._stored
         same_source, self._reported = source is self._reported, source
-        stored_change, self._stored_change = self._stored_change, None
-        if not same_source or stored_change == -1:
-            return None
+        stored_change = self._stored_changes.take()
         if isinstance(source, MaskedView):
             view_change = source.take_first_change()
-            return view_change if stored_change is None else None
-        if source is self._view:  # a plain View: rebuilt by each projection
+            return view_change if same_source and stored_change is None else None
+        if not same_source or source is self._view:  # another list, or a plain View (rebuilt by each projection)
             return None
         return len(self._stored) if stored_change is None else stored_change
-
-    def _note_stored_change(self, position: int) -> None:
-        if self._stored_change is None or (self._stored_change != -1 and position < self._stored_change):
-            self._stored_change = position
 
     def before_call(self) -> CallOutcome:
         before = self._stored_tally.value(with_tools=True)
@@ -292,10 +282,10 @@ class HistoryRunner(Runner):
         if persisted.entries is not None:
             self._stored = persisted.entries
             self._stored_tally = self.counter.tally(messages_of(self._stored), self.tools)
-            self._stored_change = -1
+            self._stored_changes.note(0)
         elif persisted.replaced:
             self._replace_stored(persisted.replaced)
-            self._note_stored_change(min(persisted.replaced))
+            self._stored_changes.note(min(persisted.replaced))
         view = NO_CHANGE
         self._view = None
         if self.projects:
