@@ -231,11 +231,16 @@ class LogEvent:
     """A compaction the real agent performed, as recorded in the log (e.g. Claude Code ``compact_boundary``)."""
 
     message_index: int  # position in the conversation before which it happened
-    kind: str  # "compaction"
+    #: "compaction" (history summarized), "microcompact" (tool results cleared in place), "truncation" (messages
+    #: dropped), "condense" (Roo Code's condensed summary), "masking" (tool outputs masked)
+    kind: str
     trigger: str | None = None  # "auto" / "manual"
     pre_tokens: int | None = None
     post_tokens: int | None = None
     summary: str | None = None
+    #: tool call ids whose results the agent cleared (Claude Code ``microcompactMetadata.compactedToolIds``)
+    cleared: tuple[str, ...] = ()
+    tokens_saved: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +253,16 @@ class Source:
     warnings: tuple[LoadWarning, ...] = ()
     #: the model's context window when the log states it (Codex ``model_context_window``)
     context_window: int | None = None
+    #: the model the log names (the one most LLM calls used), e.g. ``claude-opus-4-6``, ``gpt-5.1-codex``
+    model: str | None = None
+    #: the agent's own version when the log records it (Claude Code ``version``, Codex ``cli_version``)
+    agent_version: str | None = None
+    #: for a subagent: the id of the conversation that started it, and the id of the tool call (e.g. Claude Code's
+    #: ``Task``) that did
+    parent: str | None = None
+    parent_call_id: str | None = None
+    #: other facts the log states about the run (format-specific, JSON values), shown by ``info``
+    meta: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -333,6 +348,10 @@ class Conversation:
             "tools": self.tool_names,
             "reported_usage": bool(self.usage),
             "log_compactions": len(self.events),
+            **{key: value for key, value in (
+                ("model", self.source.model), ("agent_version", self.source.agent_version),
+                ("context_window", self.source.context_window), ("parent", self.source.parent),
+                ("parent_call_id", self.source.parent_call_id)) if value is not None},
         }
 
 

@@ -17,7 +17,7 @@ def load_all() -> None:
 def detect(doc: Document) -> tuple[FormatInfo, list[str]]:
     """The first format that fits, and the reasons the earlier ones did not; ``LoadError`` if none fits."""
     reasons: list[str] = []
-    for info in sorted(formats().values(), key=lambda f: f.priority):
+    for info in formats().values():
         why = _safe_detect(info, doc)
         if why is None:
             return info, reasons

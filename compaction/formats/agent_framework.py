@@ -171,7 +171,6 @@ register_format(
         detect=detect,
         read=read,
         write=write,
-        priority=60,
         description="A JSON list of agent_framework Message.to_dict() objects (contents, additional_properties).",
     )
 )

@@ -521,7 +521,6 @@ register_format(
         detect=detect,
         read=read,
         extensions=(".json", ".jsonl"),
-        priority=30,
         description="Anthropic Messages requests ({system, messages, tools} with content blocks), bare message lists "
         "with Anthropic blocks, and request/response captures (claude-trace JSONL, streamed or JSON responses).",
     )

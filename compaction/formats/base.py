@@ -33,14 +33,38 @@ class LoadError(ValueError):
 
 @dataclass
 class Document:
-    """A parsed log file: one JSON value, or JSONL records with the lines that failed to parse."""
+    """A parsed log file: one JSON value, JSONL records with the lines that failed to parse, plain text (a
+    Markdown transcript, say), or the raw bytes of a zip archive."""
 
     path: str | None
-    kind: str  # "json" | "jsonl"
+    kind: str  # "json" | "jsonl" | "text" | "zip"
     value: Any = None  # for json
     records: list[tuple[int, Any]] = field(default_factory=list)  # for jsonl: (line number, value)
     bad_lines: list[LoadWarning] = field(default_factory=list)
     raw: bytes | None = None  # kept only for binary formats (zip)
+    text: str | None = None  # for text: the decoded file
+    #: files that came with this one (several uploads at once), by file name; see :meth:`companion`
+    companions: dict[str, bytes] = field(default_factory=dict, repr=False)
+
+    def companion(self, name: str) -> bytes | None:
+        """A file that belongs with this log (e.g. Cline's ``ui_messages.json`` beside its
+        ``api_conversation_history.json``): one given with it, else the file of that name next to it on disk, else
+        None. Only a regular file within :data:`COMPANION_LIMIT` bytes is read."""
+        if name in self.companions:
+            return self.companions[name]
+        if not self.path:
+            return None
+        candidate = Path(self.path).parent / name
+        try:
+            if not candidate.is_file() or candidate.stat().st_size > COMPANION_LIMIT:
+                return None
+            return candidate.read_bytes()
+        except OSError:
+            return None
+
+
+#: the largest companion file a reader may pull in beside the log itself
+COMPANION_LIMIT = 256 << 20
 
 
 @dataclass(frozen=True)
@@ -55,8 +79,12 @@ class FormatInfo:
     write: Callable[[Conversation], Any] | None = None
     extensions: tuple[str, ...] = (".json",)
     description: str = ""
-    #: detection order: lower first. Specific shapes (distinctive keys) low, generic ones (plain message lists) high.
-    priority: int = 50
+    #: for formats kept as a folder of files (a Cline task folder): the folder's conversations, or None when the
+    #: folder is not one of this format's
+    read_folder: Callable[[Path], list[Conversation] | None] | None = None
+    #: for ``docs/formats.md``: what of the log is read, and what is left out and why
+    reads: str = ""
+    leaves_out: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -65,6 +93,8 @@ class FormatInfo:
             "extensions": list(self.extensions),
             "writable": self.write is not None,
             "description": self.description,
+            "reads": self.reads,
+            "leaves_out": self.leaves_out,
         }
 
 
@@ -79,11 +109,34 @@ def register_format(info: FormatInfo) -> FormatInfo:
 
 
 def formats() -> dict[str, FormatInfo]:
-    """All registered formats, in detection order."""
+    """All registered formats, in detection order (:data:`DETECTION_ORDER`)."""
     from . import load_all
 
     load_all()
-    return dict(_FORMATS)
+    rank = {name: i for i, name in enumerate(DETECTION_ORDER)}
+    return {name: _FORMATS[name] for name in sorted(_FORMATS, key=lambda n: (rank.get(n, len(rank)), n))}
+
+
+#: The order formats are tried in when a log's format is not given: the first whose detector accepts it reads it.
+#: Formats with distinctive keys or records come first, shapes that others share later, and the plain message lists
+#: (Haystack, OpenAI chat) last, since many richer formats also hold such a list. Every registered format is listed
+#: here exactly once (``tests/test_formats_registry.py``); a new format takes its place by what it must be tried
+#: before (a Cline history is an Anthropic message list with tool results as text, so ``cline`` precedes ``anthropic``).
+DETECTION_ORDER: tuple[str, ...] = (
+    # JSONL records with distinctive fields
+    "claude-code", "codex", "gemini-cli",
+    # objects with distinctive keys
+    "inspect-ai", "langchain", "mini-swe-agent", "swe-agent", "tau-bench", "tau2-bench", "pydantic-ai",
+    "google-adk", "openai-agents", "opencode", "otel-genai",
+    # text transcripts
+    "aider",
+    # Anthropic message lists and their refinements
+    "cline", "roo-code", "anthropic",
+    # event streams and item lists
+    "openhands", "openai-responses",
+    # plain message lists
+    "agent-framework", "haystack", "openai",
+)
 
 
 def parse_document(data: bytes, path: str | None = None) -> Document:
@@ -140,6 +193,10 @@ def _starts_like_jsonl(body: bytes) -> bool:
 
 def _jsonl_document(body: bytes, path: str | None, whole_error: json.JSONDecodeError | None) -> Document:
     records, bad = _parse_lines(body)
+    if not records and body.lstrip()[:1] not in (b"{", b"["):
+        text = _text_or_none(body)
+        if text is not None:
+            return Document(path, "text", text=text)
     if not records:
         reason = f"not valid JSON ({whole_error.msg})" if whole_error else "no valid JSON line"
         raise LoadError(path, f"{reason} and no line parses as JSONL",
@@ -147,6 +204,14 @@ def _jsonl_document(body: bytes, path: str | None, whole_error: json.JSONDecodeE
     if whole_error is not None and len(records) == 1 and not bad:
         raise LoadError(path, f"not valid JSON: {whole_error.msg}", line=whole_error.lineno)
     return Document(path, "jsonl", records=records, bad_lines=bad)
+
+
+def _text_or_none(body: bytes) -> str | None:
+    """``body`` as UTF-8 text, or None when it is not."""
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def _parse_lines(body: bytes) -> tuple[list[tuple[int, Any]], list[LoadWarning]]:

@@ -269,7 +269,6 @@ register_format(
         detect=detect,
         read=read,
         extensions=(".jsonl",),
-        priority=10,
         description="Claude Code session transcripts (~/.claude/projects/*.jsonl, subagents/*.jsonl): records of one "
         "response merged, usage with cache split, compact_boundary events, sidechains as their own conversations.",
     )

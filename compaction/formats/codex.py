@@ -157,7 +157,6 @@ register_format(
         detect=detect,
         read=read,
         extensions=(".jsonl",),
-        priority=10,
         description="Codex CLI session rollouts (~/.codex/sessions/**/rollout-*.jsonl): response items as one "
         "assistant message per model turn, token_count usage and context window, compacted summaries.",
     )

@@ -250,7 +250,6 @@ register_format(
         detect=detect,
         read=read,
         write=write,
-        priority=60,
         description="A JSON list of haystack ChatMessage.to_dict() objects (all shapes from_dict accepts).",
     )
 )

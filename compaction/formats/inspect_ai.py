@@ -395,7 +395,6 @@ register_format(
         detect=detect,
         read=read,
         extensions=(".json", ".eval"),
-        priority=20,
         description="Inspect AI eval logs (.eval archives and .json EvalLogs): one conversation per sample and "
         "epoch, usage from model events, compaction events and summaries.",
     )

@@ -303,7 +303,6 @@ register_format(
         title="LangChain messages",
         detect=detect,
         read=read,
-        priority=20,
         description="LangChain messages_to_dict or dumpd message lists (also {messages: [...]}); tool calls, "
         "content blocks and usage_metadata.",
     )

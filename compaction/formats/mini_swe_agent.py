@@ -121,7 +121,6 @@ register_format(
         detect=detect,
         read=read,
         extensions=(".traj.json", ".json"),
-        priority=20,
         description="mini-swe-agent .traj.json: the prompted messages (tool calls or text actions), per-call usage "
         "from the saved responses, the final 'exit' message as the submitting call's outcome.",
     )

@@ -289,7 +289,6 @@ register_format(
         detect=detect,
         read=read,
         write=write,
-        priority=90,
         description="Chat-completions messages (tool_calls, role tool): a bare list, {messages, tools}, or a "
         "request/response log with messages + response.",
     )

@@ -428,7 +428,6 @@ register_format(
         detect=detect,
         read=read,
         extensions=(".json", ".jsonl"),
-        priority=40,
         description="Responses API input/output items ({instructions, input, output, tools, usage}, a response "
         "object, a bare item list or JSONL): messages, function/custom/shell calls and outputs, reasoning.",
     )

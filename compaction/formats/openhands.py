@@ -516,7 +516,6 @@ register_format(
         detect=detect,
         read=read,
         extensions=(".json", ".jsonl"),
-        priority=30,
         description="OpenHands trajectories (a list of events, or {trajectory}) and evaluation output.jsonl "
         "({instance_id, history}); events become the messages ConversationMemory sends.",
     )

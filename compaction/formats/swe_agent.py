@@ -137,7 +137,6 @@ register_format(
         detect=detect,
         read=read,
         extensions=(".traj", ".json"),
-        priority=20,
         description="SWE-agent .traj files: the prompted 'history' (function calling or text actions), one "
         "conversation per agent, RetryAgent attempts included.",
     )

@@ -274,7 +274,6 @@ register_format(
         title="tau-bench results",
         detect=detect_tau,
         read=read_tau,
-        priority=25,
         description="tau-bench task results (a list of {task_id, trial, reward, info, traj}); one conversation "
         "per task trial.",
     )
@@ -286,7 +285,6 @@ register_format(
         title="tau2-bench results",
         detect=detect_tau2,
         read=read_tau2,
-        priority=25,
         description="tau2-bench results ({info, tasks, simulations}); one conversation per simulation, the user "
         "simulator's own tool calls flagged as hidden from the agent.",
     )
