@@ -349,12 +349,12 @@ def _jsonable(value: Any) -> Any:
 
 
 def _baseline_key(conversation: Conversation, info: StrategyInfo, values: Mapping[str, Any], counter: Counter,
-                  context_window: int, skipped: frozenset[int]) -> tuple:
+                  context_window: int, skipped: frozenset[int], reference: bool = False) -> tuple:
     """What a replay's uncompacted series depends on: the log, the strategy with its parameters, the counter, the
     window and what is left out. Not compact_at / compact_to: the baseline runner only appends and measures, it never
     compacts (``tests/test_replay_baseline.py`` holds every registered strategy to that)."""
     params = tuple(sorted((k, repr(v)) for k, v in values.items()))
-    return "baseline", info.name, params, id(counter), context_window, skipped
+    return "baseline", info.name, params, id(counter), context_window, skipped, reference
 
 
 def _known_baseline(key: tuple, conversation: Conversation, counter: Counter) -> tuple[int, ...] | None:
@@ -392,6 +392,7 @@ def replay(
     compact_to: float = 0.4,
     counter: str | Counter = "approx",
     include_log_summaries: bool = False,
+    reference: bool = False,
 ) -> Replay:
     """Replay ``conversation`` under ``strategy`` and return the steps, fates and contexts.
 
@@ -399,7 +400,8 @@ def replay(
     ``ValueError`` with the framework's own reason. The log's own compaction summaries (Claude Code) are left out
     unless ``include_log_summaries``; messages the agent never saw (``meta["hidden_from_agent"]``) are always left
     out, and assistant messages the model did not generate (``meta["generated"] is False``, e.g. a fixed greeting)
-    are context, not LLM calls.
+    are context, not LLM calls. ``reference`` runs the strategy's reference semantics even when it has a faster
+    runner (they send the same; ``tests/test_fast_paths.py`` holds every strategy to it).
     """
     info = get_strategy(strategy) if isinstance(strategy, str) else strategy
     values = info.resolve_params(params)
@@ -407,13 +409,14 @@ def replay(
     log_summaries = tuple(
         conversation.messages[i].text for i in sorted(conversation.log_summary_indices)
     ) or tuple(e.summary for e in conversation.events if e.summary)
-    ctx = RunContext(counter_obj, conversation.tools, context_window, compact_at, compact_to, log_summaries)
-    runner = info.build(values, ctx)
+    ctx = RunContext(counter_obj, conversation.tools, context_window, compact_at, compact_to, log_summaries,
+                     conversation.usage, conversation.source)
+    runner = info.make_runner(values, ctx, reference=reference)
     skipped = hidden_from_agent(conversation) | (
         frozenset() if include_log_summaries else frozenset(conversation.log_summary_indices))
-    baseline_key = _baseline_key(conversation, info, values, counter_obj, context_window, skipped)
+    baseline_key = _baseline_key(conversation, info, values, counter_obj, context_window, skipped, reference)
     known = _known_baseline(baseline_key, conversation, counter_obj)
-    baseline = info.build(values, ctx) if known is None else None
+    baseline = info.make_runner(values, ctx, reference=reference) if known is None else None
     uncompacted: list[int] = []
     # a strategy may count with its framework's own counter when the run keeps the default (LangChain)
     counter_obj = getattr(runner, "framework_counter", None) or counter_obj
@@ -428,6 +431,7 @@ def replay(
         if i in skipped:
             continue
         if message.role == "assistant" and message.meta.get("generated", True) is not False:
+            runner.call_index = i
             outcome = runner.before_call()
             if outcome.compacted or (project and not stored_snapshot):
                 # a projection that changed nothing sends the stored history: one snapshot of it serves every such

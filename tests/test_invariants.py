@@ -17,26 +17,17 @@ choices and switches at their other values, one at a time, with two threshold po
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from functools import cache
-from pathlib import Path
 
 import pytest
+from corpus import GRID_POLICIES, REAL_LOGS, parameter_variants, real_conversations, windows_for
 from timeline_checks import assert_timeline_consistent, contexts, replay_without_hints
 
 import compaction
 from compaction.conversation import Conversation
 from compaction.explain import warnings_for
-from compaction.formats import LoadError
 from compaction.replay import Replay
-
-REAL_LOGS = Path(__file__).resolve().parents[1].parent / "shared" / "real_logs"
-LOG_SUFFIXES = (".json", ".jsonl", ".traj", ".eval")
-MAX_CALLS = 60
-#: windows as fractions of the log's uncompacted size (approx tokens): with compact_at 0.7 the hook triggers at 42%
-#: and 21% of the full log
-WINDOW_FRACTIONS = (0.6, 0.3)
-MIN_WINDOW = 2_000
 
 #: strategies whose framework does not promise tool-call pairing (see the reference, "Tool-pair integrity")
 NO_PAIRING_PROMISE = {
@@ -68,44 +59,9 @@ GROWTH_ALLOWED = {
 pytestmark = pytest.mark.skipif(not REAL_LOGS.is_dir(), reason=f"real logs not available at {REAL_LOGS}")
 
 
-def capped(conv: Conversation, calls: int = MAX_CALLS) -> Conversation:
-    """The conversation up to (not including) its ``calls + 1``-th LLM call, with usage and events cut to match."""
-    assistants = [i for i, m in enumerate(conv.messages) if m.role == "assistant"]
-    if len(assistants) <= calls:
-        return conv
-    cut = assistants[calls]
-    return replace(
-        conv,
-        messages=conv.messages[:cut],
-        usage={i: u for i, u in conv.usage.items() if i < cut},
-        events=tuple(e for e in conv.events if e.message_index <= cut),
-        log_summary_indices=frozenset(i for i in conv.log_summary_indices if i < cut),
-    )
-
-
-@cache
-def real_conversations() -> tuple[tuple[str, Conversation], ...]:
-    """The first conversation of every real log, capped, with at least one LLM call."""
-    out = []
-    for path in sorted(p for p in REAL_LOGS.rglob("*") if p.is_file() and p.name.endswith(LOG_SUFFIXES)):
-        try:
-            conv = compaction.load(path)
-        except LoadError:
-            continue
-        conv = capped(conv)
-        if conv.llm_call_indices:
-            out.append((str(path.relative_to(REAL_LOGS)), conv))
-    return tuple(out)
-
-
 def deep_snapshot(conv: Conversation) -> list[tuple[int, dict]]:
     """Every message's identity and full value (messages compare by identity, so compare their fields)."""
     return [(id(m), asdict(m)) for m in conv.messages]
-
-
-def windows_for(conv: Conversation) -> list[int]:
-    total = compaction.make_counter("approx").count(conv.messages, conv.tools)
-    return sorted({max(MIN_WINDOW, int(total * f)) for f in WINDOW_FRACTIONS}, reverse=True)
 
 
 def pairing_splits(rep: Replay) -> dict[int, str]:
@@ -215,13 +171,6 @@ def test_timeline_changes_match_a_recomputation(strategy: str, monkeypatch) -> N
         assert contexts(rep) == contexts(unhinted), f"{where}: the runner's first_change() hint changed the replay"
 
 
-#: variants of a strategy's parameters the grid tries (besides the defaults), and the policies it alternates
-MAX_VARIANTS = 6
-GRID_POLICIES = ((0.7, 0.4), (0.9, 0.2))
-#: choices the grid leaves out: a real model, never called in tests
-OFFLINE_ONLY = {"openai-compatible"}
-#: text parameters that hold a count or ``all``: the grid tries both ends
-COUNT_OR_ALL = ("0", "all")
 #: parameter values under which a strategy's compaction may send more than it measured (see GROWTH_ALLOWED)
 GROWTH_ALLOWED_WITH = {
     ("haystack.stack", "second", "sliding_window"): GROWTH_ALLOWED["haystack.sliding_window"],
@@ -232,24 +181,6 @@ def growth_allowed(strategy: str, params: dict) -> bool:
     """Whether ``strategy`` with ``params`` may send more than it measured (documented above)."""
     return strategy in GROWTH_ALLOWED or any(params.get(name) == value
                                              for (s, name, value) in GROWTH_ALLOWED_WITH if s == strategy)
-
-
-def parameter_variants(strategy: str) -> list[dict]:
-    """The defaults, then one parameter changed at a time: a number to its minimum, a switch flipped, a choice to
-    each other value (at most :data:`MAX_VARIANTS` in all)."""
-    variants: list[dict] = [{}]
-    for p in compaction.strategies()[strategy].params:
-        if p.advanced:
-            continue
-        if p.type in ("int", "float") and p.minimum is not None and p.minimum != p.default:
-            variants.append({p.name: int(p.minimum) if p.type == "int" else p.minimum})
-        elif p.type == "bool":
-            variants.append({p.name: not p.default})
-        elif p.type == "choice":
-            variants += [{p.name: c} for c in p.choices if c != p.default and c not in OFFLINE_ONLY]
-        elif p.type == "str" and "`all`" in p.help:
-            variants += [{p.name: v} for v in COUNT_OR_ALL if v != p.default]
-    return variants[:MAX_VARIANTS]
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)

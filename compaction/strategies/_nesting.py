@@ -65,7 +65,7 @@ class NestedStrategy:
         self.params = dict(params)
         self.ctx = ctx
         # built once up front so a bad setting fails when the host is set up, not at the first model call
-        self._lines = dict(info.build(self.params, ctx).lines())
+        self._lines = dict(info.make_runner(self.params, ctx).lines())
 
     @property
     def name(self) -> str:
@@ -76,7 +76,7 @@ class NestedStrategy:
         return dict(self._lines)
 
     def _runner_over(self, fed: Sequence[Entry]) -> Runner:
-        runner = self.info.build(self.params, self.ctx)
+        runner = self.info.make_runner(self.params, self.ctx)
         for i, entry in enumerate(fed):
             if entry.message.role == "assistant" and i:
                 runner.measure()  # the replay engine measures before each model call: close the batch there

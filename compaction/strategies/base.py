@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..conversation import ToolSchema
+from ..conversation import Source, ToolSchema, Usage
 from ..history import Entry
 from ..tokens import Counter
 
@@ -117,6 +117,11 @@ class RunContext:
     compact_to: float = 0.4
     #: the log's own compaction summaries (for the ``from-log`` summarizer)
     log_summaries: tuple[str, ...] = ()
+    #: provider-reported usage of the log's LLM calls, by the index of the message each produced (strategies whose
+    #: agent decides on reported usage, as Claude Code and Gemini CLI do, read it)
+    usage: Mapping[int, Usage] = field(default_factory=dict)
+    #: where the log came from: its model, the agent's version (for version-dependent defaults)
+    source: Source | None = None
 
     def summarizer(self, params: Mapping[str, Any]):
         """The summarizer backend a summarizing strategy's params select (see :data:`SUMMARIZER_PARAMS`)."""
@@ -152,6 +157,9 @@ class Runner(ABC):
 
     #: "rewrite" (history replaced), "flag" (sticky exclusions), or "project" (recomputed from the raw history)
     persistence: str = "rewrite"
+    #: set by the engine before each :meth:`before_call`: the index, in the loaded conversation, of the message the
+    #: call produced (the log's usage and timestamps are keyed by it)
+    call_index: int = -1
 
     @abstractmethod
     def append(self, entry: Entry) -> None:
@@ -190,12 +198,31 @@ class StrategyInfo:
     title: str
     summary: str
     params: tuple[Param, ...]
-    #: makes the runner from resolved params: any callable (params, ctx) -> Runner, often the Runner class itself
-    build: Callable[[Mapping[str, Any], RunContext], Runner]
+    #: the fast runner, when the strategy has one: any callable (params, ctx) -> Runner that sends exactly what the
+    #: reference sends (``tests/test_fast_paths.py``), often a Runner class itself
+    build: Callable[[Mapping[str, Any], RunContext], Runner] | None = None
     #: which shared policy settings it uses: "threshold" (context_window/compact_at/compact_to), "window" (only
     #: context_window, e.g. Agent Framework ContextWindowCompactionStrategy) or "none"
     policy: str = "threshold"
     docs_url: str = ""
+    #: the reference semantics: a :class:`~compaction.strategies.contract.Strategy` class (or any callable (params,
+    #: ctx) -> Strategy), written the way the framework documents the strategy
+    reference: Callable[[Mapping[str, Any], RunContext], Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.build is None and self.reference is None:
+            raise ValueError(f"strategy {self.name!r} needs a reference (and optionally a fast runner)")
+
+    def make_runner(self, params: Mapping[str, Any], ctx: RunContext, *, reference: bool = False) -> Runner:
+        """The runner for one replay: the fast one when there is one (unless ``reference``), else the reference
+        driven by the engine's :class:`~compaction.strategies.contract.ReferenceRunner`."""
+        if self.build is not None and not (reference and self.reference is not None):
+            return self.build(params, ctx)
+        if self.reference is None:
+            raise ValueError(f"strategy {self.name!r} has no reference implementation")
+        from .contract import ReferenceRunner
+
+        return ReferenceRunner(self.reference(params, ctx))
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}

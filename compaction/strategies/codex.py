@@ -15,8 +15,10 @@ from typing import Any
 
 from ..conversation import Message
 from ..history import Entry, inserted
-from .base import SUMMARIZER_PARAMS, Param, RunContext, Runner, StrategyInfo, register
-from .history_runner import Decision, HistoryRunner, plural, with_text
+from ..tokens import Counter
+from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
+from .contract import Call, Strategy
+from .history_runner import plural, with_text
 
 DOCS = "https://github.com/openai/codex/blob/main/codex-rs/core/src/compact.rs"
 #: ``templates/compact/summary_prefix.md``
@@ -85,13 +87,12 @@ def is_real_user_message(entry: Entry) -> bool:
     return m.role == "user" and not is_summary(m) and not is_session_prefix(m) and entry.inserted != "summary"
 
 
-# ------------------------------------------------------------------------------------------------ runner
-class AutoCompact(HistoryRunner):
-    """Codex local auto-compaction over the stored history (persisted: the rebuilt history replaces it)."""
+# ------------------------------------------------------------------------------------------------ strategy
+class AutoCompact(Strategy):
+    """Codex local auto-compaction: the rebuilt history replaces the stored one."""
 
     def __init__(self, params: Mapping[str, Any], ctx: RunContext) -> None:
-        super().__init__(ctx)
-        self.params = params
+        super().__init__(params, ctx)
         configured = int(params["auto_compact_token_limit"])
         if configured < 0:
             raise ValueError(f"model_auto_compact_token_limit must be positive (0: unset), got {configured}")
@@ -101,15 +102,20 @@ class AutoCompact(HistoryRunner):
     def lines(self) -> dict[str, float]:
         return {"trigger": self.limit}
 
-    def rewrite(self, stored: list[Entry], tokens: int) -> Decision:
-        if tokens < self.limit:
-            return Decision()
-        initial = [e for e in stored if is_initial_context(e.message)]
-        history = [e for e in stored if not is_initial_context(e.message)]
+    def triggered(self, entries: Sequence[Entry], call: Call) -> bool:
+        return call.tokens >= self.limit
+
+    def target(self, entries: Sequence[Entry], call: Call) -> int:
+        return self.limit
+
+    def compact(self, entries: list[Entry], target: int | None, counter: Counter) -> list[Entry] | None:
+        initial = [e for e in entries if is_initial_context(e.message)]
+        history = [e for e in entries if not is_initial_context(e.message)]
         if not history:
-            return Decision(triggered=True, note="triggered; nothing but initial context")
+            self.decline("triggered; nothing but initial context")
+            return None
         seen, trimmed = self._fit_request(initial, history)
-        call = self.summarize(self.params, COMPACTION_PROMPT, [e.message for e in [*initial, *seen]])
+        call = self.summarize(COMPACTION_PROMPT, [e.message for e in [*initial, *seen]])
         text = call.text.strip() or NO_SUMMARY
         summary = inserted(Message("user", (f"{SUMMARY_PREFIX}\n{text}",), meta={"codex": "compaction_summary"}),
                            "summary", history, unseen=[e.origin for e in trimmed if e.origin is not None]
@@ -119,7 +125,8 @@ class AutoCompact(HistoryRunner):
         note = f"compacted: kept {plural(len(users), 'user message')} and a summary"
         if trimmed:
             note += f"; Trimmed {plural(len(trimmed), 'older item')} to fit the compaction request"
-        return Decision([*initial, *users, summary], True, note, self.limit, [call.usage()])
+        self.note(note)
+        return [*initial, *users, summary]
 
     def _fit_request(self, initial: list[Entry], history: list[Entry]) -> tuple[list[Entry], list[Entry]]:
         """Drop the oldest history items while the compaction request overflows the context window."""
@@ -149,10 +156,6 @@ class AutoCompact(HistoryRunner):
         return selected[::-1]
 
 
-def _build(params: Mapping[str, Any], ctx: RunContext) -> Runner:
-    return AutoCompact(params, ctx)
-
-
 register(
     StrategyInfo(
         name="codex.auto_compact",
@@ -170,7 +173,7 @@ register(
                   minimum=0, maximum=10_000_000),
             *SUMMARIZER_PARAMS,
         ),
-        build=_build,
+        reference=AutoCompact,
         policy="none",
         docs_url=DOCS,
     )

@@ -26,6 +26,7 @@ from ..policy import ThresholdPolicy
 from ..summarizers import Summarizer, SummaryRequest
 from ..tokens import Counter, render_haystack
 from .base import SUMMARIZER_PARAMS, CallOutcome, ChangeMark, Param, RunContext, Runner, StrategyInfo, register
+from .contract import Strategy
 
 DOCS = "https://docs.haystack.deepset.ai/docs/compaction-hook"
 PRUNING_PLACEHOLDER = "[Tool result removed to free up context. Call `{tool_name}` again if you need it.]"
@@ -423,6 +424,10 @@ class ToolResultOffload(ResultReplacer):
         self.min_tokens = min_tokens
         self.preview_chars = preview_chars
         self.uuid_hex = uuid_hex or replay_uuid_hexes()
+        #: the key part each result drew when it was first considered: a result looked at again (an offload that would
+        #: save nothing, a later compaction's scan from the start) keeps its draw, so the keys do not depend on how
+        #: often a result is looked at (Haystack draws ``uuid4()`` each time; only their uniqueness matters)
+        self._drawn: dict[Message, str] = {}
 
     def replace_one(self, message: Message, counter: Counter) -> Replacement:
         result = message.tool_result
@@ -438,7 +443,10 @@ class ToolResultOffload(ResultReplacer):
         if not self.store.supports_binary_content and not all(isinstance(b, str) for b in blocks):
             self.report.notes.append(f"left a {result.origin.name} result with image/file parts in context")
             return NOT_NOW  # noted at every compaction, as before
-        prefix = f"compacted_{result.origin.name}_{self.uuid_hex()}"
+        drawn = self._drawn.get(message)
+        if drawn is None:
+            drawn = self._drawn[message] = self.uuid_hex()
+        prefix = f"compacted_{result.origin.name}_{drawn}"
         try:
             references, pointer = self._write(blocks, prefix)
         except Exception as error:  # noqa: BLE001 - a failed write leaves the result in place, as in Haystack
@@ -800,24 +808,55 @@ class HookRunner(Runner):
                 return
 
 
-def hook_chain(chain_factory: Callable[[Mapping[str, Any], RunContext], Sequence[Compactor]]):
-    """Adapt a builder of several compactors (one ``CompactionHook`` each, run in order) into a ``build`` function."""
+class CompactionHooks(Strategy):
+    """The reference: one ``CompactionHook`` per compactor, run in registration order before each LLM call. Each hook
+    measures the current state itself (the tool schemas included), triggers at ``context_window × compact_at`` and
+    asks its compactor for ``int(context_window × compact_to)`` less what is counted besides the messages."""
+
+    def __init__(self, compactors: Sequence[Compactor], params: Mapping[str, Any], ctx: RunContext) -> None:
+        super().__init__(params, ctx)
+        self.policy = ThresholdPolicy(ctx.context_window, ctx.compact_at, ctx.compact_to)
+        self.compactors = list(compactors)
+
+    def compact(self, entries: list[Entry], target: int | None, counter: Counter) -> list[Entry] | None:
+        current: list[Entry] | None = None
+        for position, compactor in enumerate(self.compactors):
+            if position:  # the first hook is the one the engine measured; the next ones measure the new state
+                estimated = self.count(current if current is not None else entries)
+                if not self.policy.triggered(estimated):
+                    continue
+                overhead = estimated - counter.count(messages_of(current if current is not None else entries))
+                target = self.policy.target(overhead)
+            before = current if current is not None else entries
+            report = compactor.start_report()
+            result = compactor.compact(list(before), int(target or 0), counter)
+            for usage in report.model_calls:
+                self.model_call(usage)
+            if result is None:
+                self.note(f"{compactor.name} declined: {'; '.join(report.notes) or 'nothing it may compact'}")
+                continue
+            self.note(compactor.describe(before, result))
+            current = result
+        return current
+
+
+def hooks(chain_factory: Callable[[Mapping[str, Any], RunContext], Sequence[Compactor]]) -> dict[str, Any]:
+    """The registry's ``reference`` (:class:`CompactionHooks`) and fast ``build`` (:class:`HookRunner`) for a builder
+    of compactors, one ``CompactionHook`` each, run in order, the policy from the run context."""
 
     def build(params: Mapping[str, Any], ctx: RunContext) -> Runner:
         policy = ThresholdPolicy(ctx.context_window, ctx.compact_at, ctx.compact_to)
         return HookRunner(chain_factory(params, ctx), policy, ctx)
 
-    return build
+    def reference(params: Mapping[str, Any], ctx: RunContext) -> CompactionHooks:
+        return CompactionHooks(chain_factory(params, ctx), params, ctx)
+
+    return {"build": build, "reference": reference}
 
 
-def hook_runner(compactor_factory):
-    """Adapt a compactor constructor into a registry ``build`` function (policy from the run context)."""
-
-    def build(params: Mapping[str, Any], ctx: RunContext) -> Runner:
-        policy = ThresholdPolicy(ctx.context_window, ctx.compact_at, ctx.compact_to)
-        return HookRunner([compactor_factory(params)], policy, ctx)
-
-    return build
+def hook_runner(compactor_factory: Callable[[Mapping[str, Any]], Compactor]) -> dict[str, Any]:
+    """:func:`hooks` for a single compactor built from the params alone."""
+    return hooks(lambda params, ctx: [compactor_factory(params)])
 
 
 PRUNING_INFO = register(
@@ -840,7 +879,7 @@ PRUNING_INFO = register(
             Param("skip_meta_keys", "str_list", ("tool_result_offloaded",), "Results whose meta has any of these keys "
                   "are left alone (default: results already offloaded to a store).", advanced=True),
         ),
-        build=hook_runner(
+        **hook_runner(
             lambda p: ToolResultPruning(p["min_keep_steps"], p["min_tokens"], p["placeholder"], p["skip_meta_keys"])
         ),
         docs_url=DOCS,
@@ -863,7 +902,7 @@ register(
             Param("omission_note", "str", OMISSION_NOTE, "User message left where messages were removed; "
                   "`{num_removed}` becomes the number removed in that pass. Empty: remove silently."),
         ),
-        build=hook_runner(lambda p: SlidingWindow(p["min_keep_steps"], p["omission_note"] or None)),
+        **hook_runner(lambda p: SlidingWindow(p["min_keep_steps"], p["omission_note"] or None)),
         docs_url=DOCS,
     )
 )
@@ -918,7 +957,7 @@ register(
             "min_keep_steps), round after round until the context is under compact_to × window."
         ),
         params=(*summarization_params(), *_summarizer_params()),
-        build=hook_chain(lambda p, ctx: [summarization_compactor(p, ctx)]),
+        **hooks(lambda p, ctx: [summarization_compactor(p, ctx)]),
         docs_url=DOCS,
     )
 )
@@ -943,8 +982,8 @@ register(
             Param("preview_chars", "int", 200, "How many leading characters of an offloaded result the pointer "
                   "keeps as a preview (followed by ... when cut).", minimum=0, maximum=20_000),
         ),
-        build=hook_runner(lambda p: ToolResultOffload(InMemoryToolResultStore(), p["min_keep_steps"],
-                                                      p["min_tokens"], p["preview_chars"], replay_uuid_hexes())),
+        **hook_runner(lambda p: ToolResultOffload(InMemoryToolResultStore(), p["min_keep_steps"],
+                                                  p["min_tokens"], p["preview_chars"], replay_uuid_hexes())),
         docs_url=DOCS,
     )
 )
@@ -993,7 +1032,7 @@ register(
             Param("second_omission_note", "str", OMISSION_NOTE, "User message left where messages were removed; "
                   "`{num_removed}` becomes the number removed in that pass. Empty: remove silently." + _SLIDING_ONLY),
         ),
-        build=hook_chain(_stack_chain),
+        **hooks(_stack_chain),
         docs_url="https://github.com/deepset-ai/haystack/pull/12196",
     )
 )

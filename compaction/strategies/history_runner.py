@@ -353,12 +353,19 @@ class HistoryRunner(Runner):
 
     def summarize(self, params: Mapping[str, Any], instruction: str, messages: Sequence[Message],
                   budget_tokens: int | None = None, rendered: str | None = None) -> SummaryCall:
-        """One summarizer call over ``messages`` with the backend ``params`` select; ``rendered`` is the request's
-        transcript when the framework renders the messages its own way."""
-        budget = int(budget_tokens if budget_tokens is not None else params.get("summary_tokens", 512))
-        text = rendered if rendered is not None else transcript(messages)
-        request = SummaryRequest(instruction, text, tuple(messages), budget)
-        return self.ctx.summarizer(params).summarize(request, self.counter)
+        """One summarizer call (see :func:`summarize`)."""
+        return summarize(self.ctx, self.counter, params, instruction, messages, budget_tokens, rendered)
+
+
+def summarize(ctx: RunContext, counter: Counter, params: Mapping[str, Any], instruction: str,
+              messages: Sequence[Message], budget_tokens: int | None = None, rendered: str | None = None
+              ) -> SummaryCall:
+    """One summarizer call over ``messages`` with the backend ``params`` select (``summarizer``, ``summary_tokens``);
+    ``rendered`` is the request's transcript when the framework renders the messages its own way."""
+    budget = int(budget_tokens if budget_tokens is not None else params.get("summary_tokens", 512))
+    text = rendered if rendered is not None else transcript(messages)
+    request = SummaryRequest(instruction, text, tuple(messages), budget)
+    return ctx.summarizer(params).summarize(request, counter)
 
 
 # ------------------------------------------------------------------------------------------------ shared edits
