@@ -1,4 +1,4 @@
-"""Command line: ``python -m compaction formats|strategies|info|replay|convert`` (the contract in DESIGN.md).
+"""Command line: ``python -m compaction formats|strategies|info|replay|convert`` (the contract in docs/architecture.md).
 
 Every error a user can cause ends with exit status 2 and one line on stderr naming the file, line or field and what
 was expected — never a traceback.

@@ -1,5 +1,5 @@
 """Golden cases for ``agent_framework.tool_result_compaction`` (Agent Framework .NET ``ToolResultCompactionStrategy``,
-strategies.md §3): the ``DefaultToolCallFormatter`` output byte for byte, call-id then positional result matching,
+docs/spec/frameworks.md §3): the ``DefaultToolCallFormatter`` output byte for byte, call-id then positional result matching,
 first-seen tool order, the digest as an assistant Summary message right after the excluded group, the
 ``minimumPreservedGroups`` floor, the skip rule, the default target, the trigger language, and the grouping rules of
 ``CompactionMessageIndex`` (§3.1)."""

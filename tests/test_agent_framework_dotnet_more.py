@@ -1,4 +1,4 @@
-"""Golden cases for the .NET Agent Framework strategies (strategies.md §3): truncation, sliding window,
+"""Golden cases for the .NET Agent Framework strategies (docs/spec/frameworks.md §3): truncation, sliding window,
 summarization, pipeline and context window — exclusion order, minimum-preserved floors, target re-evaluation after
 each step, Summary groups, child triggers, thresholds and validation."""
 

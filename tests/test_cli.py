@@ -1,4 +1,4 @@
-"""The command-line contract of DESIGN.md: commands, JSON shapes, and one-line errors with exit status 2."""
+"""The command-line contract of docs/architecture.md: commands, JSON shapes, and one-line errors with exit status 2."""
 
 from __future__ import annotations
 

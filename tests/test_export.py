@@ -355,7 +355,7 @@ def test_maf_python_token_budget_children_and_replay_counter_tokenizer():
 # ========================================================================================= Agent Framework (.NET)
 CS_CTOR = re.compile(r"new (\w+)\(")
 CS_NAMED = re.compile(r"\b([a-z]\w*): ")
-CS_PARAMS = {  # strategies.md §3: the constructors and their parameter names
+CS_PARAMS = {  # docs/spec/frameworks.md §3: the constructors and their parameter names
     "ToolResultCompactionStrategy": {"minimumPreservedGroups", "target"},
     "TruncationCompactionStrategy": {"minimumPreservedGroups", "target"},
     "SlidingWindowCompactionStrategy": {"minimumPreservedTurns", "target"},

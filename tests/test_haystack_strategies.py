@@ -1,5 +1,5 @@
 """Haystack family (sliding window, summarization, offloading, stack): differential tests against haystack-ai 3.4.1
-and one test per spec rule and quirk (strategies.md §1.4–1.9)."""
+and one test per spec rule and quirk (docs/spec/frameworks.md §1.4–1.9)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Anthropic, LangChain, SWE-agent, Codex, Inspect AI and OpenHands strategies: one test per spec rule
-(strategies.md §4, §5, §6, §7, §9.1, §10), properties over the bundled samples and real logs, and differential
+(docs/spec/frameworks.md §4, §5, §6, §7, §9.1, §10), properties over the bundled samples and real logs, and differential
 checks against langchain-core when it is installed."""
 
 from __future__ import annotations

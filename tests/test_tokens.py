@@ -92,7 +92,7 @@ SPEC_RENDERING = (
 
 
 def spec_vector_messages() -> list[Message]:
-    """strategies.md §1.2: empty text + a call with non-ASCII args, reasoning only, an error result, two text parts."""
+    """docs/spec/frameworks.md §1.2: empty text + a call with non-ASCII args, reasoning only, an error result, two text parts."""
     call = ToolCall("call_1", "t", {"b": "é", "a": [1, 2]})
     return [
         Message("assistant", texts=("",), tool_calls=(call,)),

@@ -113,8 +113,15 @@ def formats() -> dict[str, FormatInfo]:
     from . import load_all
 
     load_all()
-    rank = {name: i for i, name in enumerate(DETECTION_ORDER)}
-    return {name: _FORMATS[name] for name in sorted(_FORMATS, key=lambda n: (rank.get(n, len(rank)), n))}
+    return {name: _FORMATS[name] for name in sorted(_FORMATS, key=detection_rank)}
+
+
+def detection_rank(name: str) -> tuple[float, str]:
+    """Where format ``name`` is tried: its place in :data:`DETECTION_ORDER`; a format not listed there (one added
+    by a plugin or a new module) right before the plain message lists, unlisted ones by name."""
+    if name in _RANK:
+        return _RANK[name], ""
+    return _RANK[PLAIN_LISTS[0]] - 0.5, name
 
 
 #: The order formats are tried in when a log's format is not given: the first whose detector accepts it reads it.
@@ -122,6 +129,8 @@ def formats() -> dict[str, FormatInfo]:
 #: (Haystack, OpenAI chat) last, since many richer formats also hold such a list. Every registered format is listed
 #: here exactly once (``tests/test_formats_registry.py``); a new format takes its place by what it must be tried
 #: before (a Cline history is an Anthropic message list with tool results as text, so ``cline`` precedes ``anthropic``).
+#: the plain message lists, tried last: a format not listed in DETECTION_ORDER is tried right before them
+PLAIN_LISTS: tuple[str, ...] = ("agent-framework", "haystack", "openai")
 DETECTION_ORDER: tuple[str, ...] = (
     # JSONL records with distinctive fields
     "claude-code", "codex", "gemini-cli",
@@ -135,8 +144,9 @@ DETECTION_ORDER: tuple[str, ...] = (
     # event streams and item lists
     "openhands", "openai-responses",
     # plain message lists
-    "agent-framework", "haystack", "openai",
+    *PLAIN_LISTS,
 )
+_RANK = {name: i for i, name in enumerate(DETECTION_ORDER)}
 
 
 def parse_document(data: bytes, path: str | None = None) -> Document:

@@ -1,5 +1,5 @@
 """Microsoft Agent Framework (Python, ``agent-framework-core`` 1.23.0) compaction, re-created from the behaviour
-spec (strategies.md §2) and checked against the installed package.
+spec (docs/spec/frameworks.md §2) and checked against the installed package.
 
 The framework never deletes a message. It annotates every message with its group (id ``group_<message id>``, kind
 ``system`` / ``user`` / ``assistant_text`` / ``tool_call``; a tool result is linked to its unique earlier call even
