@@ -18,7 +18,7 @@ from .formats import write as write_format
 from .policy import validate_threshold
 from .replay import replay
 from .strategies import get_strategy, registry
-from .tokens import COUNTER_SPECS, DEFAULT_COUNTER, resolve_counter
+from .tokens import DEFAULT_COUNTER, counter_specs, resolve_counter
 
 
 class UsageError(Exception):
@@ -313,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--context-window", type=int, default=200_000)
     p.add_argument("--compact-at", type=float, default=0.7)
     p.add_argument("--compact-to", type=float, default=0.4)
-    p.add_argument("--counter", default=DEFAULT_COUNTER, help=" | ".join(COUNTER_SPECS))
+    p.add_argument("--counter", default=DEFAULT_COUNTER, help=" | ".join(counter_specs()))
     p.add_argument("--format")
     p.add_argument("--conversation")
     p.add_argument("--context-at", type=int, metavar="K", help="also print what call K sent")

@@ -20,6 +20,7 @@ from typing import Any
 
 from .policy import Trigger, parse_trigger
 from .strategies.base import StrategyInfo, get_strategy
+from .tokens import check_counter_spec as validate_counter_spec
 
 #: marks a line of example code the user replaces with their own object (chat generator, client, tools…)
 FILL_IN = "← fill in"
@@ -924,19 +925,8 @@ def export_setup(strategy: str, params: Mapping[str, Any] | None = None, *, cont
 
 def check_counter_spec(counter: str | None) -> str:
     """The counter spec, stripped; a ``ValueError`` names what was expected when it is not one we know."""
-    spec = (counter or "approx").strip()
-    kind, _, arg = spec.partition(":")
-    expected = "approx[:CHARS_PER_TOKEN], tiktoken:ENCODING, maf-dotnet, maf-python or langchain[:CHARS_PER_TOKEN]"
-    if kind in ("approx", "langchain") and arg:
-        try:
-            valid = float(arg) > 0
-        except ValueError:
-            valid = False
-        if not valid:
-            raise ValueError(f"counter {counter!r}: chars per token must be a positive number, got {arg!r}")
-    elif kind not in ("approx", "tiktoken", "maf-dotnet", "maf-python", "langchain") or (kind.startswith("maf") and arg):
-        raise ValueError(f"unknown counter {counter!r}; expected {expected}")
-    return spec
+    validate_counter_spec(counter)
+    return (counter or "approx").strip()
 
 
 def summarizer_note(setup: Setup) -> str:

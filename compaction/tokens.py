@@ -23,18 +23,17 @@ from __future__ import annotations
 import json
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
 from . import tiktoken_offline
 from .conversation import File, Image, Message, ToolSchema, placeholder
+from .registry import Registry
 from .tiktoken_offline import EncodingUnavailable
 
 DEFAULT_COUNTER = "approx"
-COUNTER_SPECS = ("approx", "approx:CHARS_PER_TOKEN", "tiktoken:ENCODING", "maf-dotnet", "maf-python",
-                 "langchain", "langchain:CHARS_PER_TOKEN")
 
 
 # --------------------------------------------------------------------------------------------- Haystack rendering
@@ -673,6 +672,76 @@ class CounterChoice:
     notice: str | None = None
 
 
+@dataclass(frozen=True)
+class CounterKind:
+    """One kind of counter the ``--counter`` spec names: ``NAME`` or ``NAME:ARGUMENT``."""
+
+    name: str
+    #: what it re-creates ("Haystack ApproximateTokenCounter")
+    title: str
+    #: the counter for a spec's argument (the text after the colon, "" when there is none; already validated)
+    build: Callable[[str], Counter]
+    #: what the argument is ("CHARS_PER_TOKEN", "ENCODING"); empty when the kind takes none
+    argument: str = ""
+    #: whether the argument must be a positive, finite number
+    numeric: bool = False
+    #: specs the UI offers, with their labels (the first is the kind's default)
+    presets: tuple[tuple[str, str], ...] = ()
+
+    def specs(self) -> tuple[str, ...]:
+        """The spec forms this kind accepts, for help texts (``approx``, ``approx:CHARS_PER_TOKEN``)."""
+        if not self.argument:
+            return (self.name,)
+        return (f"{self.name}:{self.argument}",) if not self.numeric and self.name == "tiktoken" else (
+            self.name, f"{self.name}:{self.argument}")
+
+
+def _langchain(arg: str) -> Counter:
+    from .langchain_counter import LangchainCounter  # local: it builds on this module
+
+    return LangchainCounter(float(arg) if arg else 4.0)
+
+
+#: every counter kind by name
+COUNTER_KINDS: Registry[CounterKind] = Registry("counter")
+for _kind in (
+    CounterKind("approx", "Haystack ApproximateTokenCounter", lambda arg: ApproxCounter(float(arg) if arg else 4.0),
+                "CHARS_PER_TOKEN", numeric=True,
+                presets=(("approx", "approx · 4 chars/token"), ("approx:custom", "approx · custom chars/token"))),
+    CounterKind("tiktoken", "Haystack TiktokenCounter", lambda arg: TiktokenCounter(arg or "o200k_base"), "ENCODING",
+                presets=(("tiktoken:o200k_base", "tiktoken · o200k_base"),
+                         ("tiktoken:cl100k_base", "tiktoken · cl100k_base"))),
+    CounterKind("maf-dotnet", "Agent Framework .NET default (UTF-8 bytes / 4)", lambda arg: MafDotnetCounter(),
+                presets=(("maf-dotnet", "Agent Framework .NET"),)),
+    CounterKind("maf-python", "agent-framework-core CharacterEstimatorTokenizer", lambda arg: MafPythonCounter(),
+                presets=(("maf-python", "Agent Framework Python"),)),
+    CounterKind("langchain", "LangChain count_tokens_approximately", _langchain, "CHARS_PER_TOKEN", numeric=True),
+):
+    COUNTER_KINDS.register(_kind.name, _kind)
+
+
+def counter_specs() -> tuple[str, ...]:
+    """Every spec form the registered counter kinds accept (for help texts and error messages)."""
+    return tuple(form for kind in COUNTER_KINDS.all().values() for form in kind.specs())
+
+
+def check_counter_spec(spec: str | None) -> tuple[CounterKind, str]:
+    """The kind and argument of a counter spec; a ``ValueError`` names what was expected (nothing is loaded)."""
+    text = (spec or DEFAULT_COUNTER).strip()
+    name, _, arg = text.partition(":")
+    if name not in COUNTER_KINDS or (arg and not COUNTER_KINDS.get(name).argument):
+        raise ValueError(f"unknown counter {text!r}; expected one of: {', '.join(counter_specs())}")
+    kind = COUNTER_KINDS.get(name)
+    if kind.numeric and arg:
+        try:
+            number = float(arg)
+        except ValueError:
+            number = float("nan")
+        if not (0 < number < float("inf")):
+            raise ValueError(f"counter {text!r}: chars per token must be a positive number, got {arg!r}")
+    return kind, arg
+
+
 _COUNTERS: dict[str, Counter] = {}
 
 
@@ -683,29 +752,8 @@ def make_counter(spec: str = DEFAULT_COUNTER) -> Counter:
     cached = _COUNTERS.get(spec)
     if cached is not None:
         return cached
-    kind, _, arg = spec.partition(":")
-    if kind == "approx":
-        try:
-            cpt = float(arg) if arg else 4.0
-        except ValueError:
-            raise ValueError(f"counter {spec!r}: chars per token must be a number, got {arg!r}") from None
-        counter: Counter = ApproxCounter(cpt)
-    elif kind == "tiktoken":
-        counter = TiktokenCounter(arg or "o200k_base")
-    elif kind == "maf-dotnet" and not arg:
-        counter = MafDotnetCounter()
-    elif kind == "maf-python" and not arg:
-        counter = MafPythonCounter()
-    elif kind == "langchain":
-        from .langchain_counter import LangchainCounter  # local: it builds on this module
-
-        try:
-            counter = LangchainCounter(float(arg) if arg else 4.0)
-        except ValueError:
-            raise ValueError(f"counter {spec!r}: chars per token must be a positive number, got {arg!r}") from None
-    else:
-        raise ValueError(f"unknown counter {spec!r}; expected one of: {', '.join(COUNTER_SPECS)}")
-    _COUNTERS[spec] = counter
+    kind, arg = check_counter_spec(spec)
+    counter = _COUNTERS[spec] = kind.build(arg)
     return counter
 
 

@@ -69,7 +69,7 @@ def test_a_strategy_without_an_exporter_gets_one_explaining_snippet(monkeypatch)
     from compaction.strategies import base
 
     info = get_strategy("haystack.tool_result_pruning")
-    monkeypatch.setitem(base._REGISTRY, "haystack.not_yet_exported", replace(info, name="haystack.not_yet_exported"))
+    monkeypatch.setitem(base.STRATEGIES._items, "haystack.not_yet_exported", replace(info, name="haystack.not_yet_exported"))
     (snip,) = export_setup("haystack.not_yet_exported", {"min_keep_steps": 2}, context_window=1000)
     assert snip.language == "text" and "no production library API" in snip.code
     assert "strategy = haystack.not_yet_exported" in snip.code and "min_keep_steps = 2" in snip.code

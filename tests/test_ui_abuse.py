@@ -303,7 +303,7 @@ def exploding(build: Callable) -> Callable:
 def test_a_replay_that_raises_is_one_error_for_that_setup_only(samples: Path, monkeypatch: pytest.MonkeyPatch):
     name = "haystack.sliding_window"
     info = compaction.get_strategy(name)
-    monkeypatch.setitem(strategy_base._REGISTRY, name, dataclasses.replace(info, build=exploding(info.build)))
+    monkeypatch.setitem(strategy_base.STRATEGIES._items, name, dataclasses.replace(info, build=exploding(info.build)))
     cache.run_replay.clear()
     try:
         at = open_app(samples)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..conversation import Conversation, LoadWarning
+from ..registry import Registry
 
 
 class LoadError(ValueError):
@@ -98,22 +99,20 @@ class FormatInfo:
         }
 
 
-_FORMATS: dict[str, FormatInfo] = {}
+def _import_readers() -> None:
+    from . import load_all
+
+    load_all()
 
 
 def register_format(info: FormatInfo) -> FormatInfo:
-    if info.name in _FORMATS:
-        raise ValueError(f"format {info.name!r} registered twice")
-    _FORMATS[info.name] = info
-    return info
+    """Add a log format to the registry (names are unique ids, e.g. ``claude-code``)."""
+    return FORMATS.register(info.name, info)
 
 
 def formats() -> dict[str, FormatInfo]:
     """All registered formats, in detection order (:data:`DETECTION_ORDER`)."""
-    from . import load_all
-
-    load_all()
-    return {name: _FORMATS[name] for name in sorted(_FORMATS, key=detection_rank)}
+    return FORMATS.all()
 
 
 def detection_rank(name: str) -> tuple[float, str]:
@@ -147,6 +146,8 @@ DETECTION_ORDER: tuple[str, ...] = (
     *PLAIN_LISTS,
 )
 _RANK = {name: i for i, name in enumerate(DETECTION_ORDER)}
+#: every registered log format, in detection order (importing the readers registers them)
+FORMATS: Registry[FormatInfo] = Registry("format", _import_readers, order=detection_rank)
 
 
 def parse_document(data: bytes, path: str | None = None) -> Document:

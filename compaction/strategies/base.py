@@ -16,6 +16,7 @@ from typing import Any
 
 from ..conversation import Source, ToolSchema, Usage
 from ..history import Entry
+from ..registry import Registry
 from ..tokens import Counter
 
 
@@ -250,29 +251,26 @@ class StrategyInfo:
         }
 
 
-_REGISTRY: dict[str, StrategyInfo] = {}
+def _import_families() -> None:
+    from . import load_all
+
+    load_all()
+
+
+#: every registered strategy by its dotted id (importing the families registers them)
+STRATEGIES: Registry[StrategyInfo] = Registry("strategy", _import_families, plural="strategies")
 
 
 def register(info: StrategyInfo) -> StrategyInfo:
     """Add a strategy to the registry (names are unique, stable dotted ids)."""
-    if info.name in _REGISTRY:
-        raise ValueError(f"strategy {info.name!r} registered twice")
-    _REGISTRY[info.name] = info
-    return info
+    return STRATEGIES.register(info.name, info)
 
 
 def registry() -> dict[str, StrategyInfo]:
     """All registered strategies by name (importing the families registers them)."""
-    from . import load_all
-
-    load_all()
-    return dict(_REGISTRY)
+    return STRATEGIES.all()
 
 
 def get_strategy(name: str) -> StrategyInfo:
     """A registered strategy by name, or a ``ValueError`` listing the known names."""
-    strategies = registry()
-    try:
-        return strategies[name]
-    except KeyError:
-        raise ValueError(f"unknown strategy {name!r}; known strategies: {', '.join(sorted(strategies))}") from None
+    return STRATEGIES.get(name)
