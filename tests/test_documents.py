@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import compaction
 from compaction.formats import LoadError, parse_document
 from compaction.formats.base import _blank
 
@@ -44,12 +45,18 @@ def test_byte_order_mark_is_accepted():
     (b'{"a": "\xff"}', "not UTF-8"),
     (b"[" * 100_000, "nested too deeply"),
     (b'{"messages": [', "not valid JSON"),
-    (b"hello world", "no line parses"),
 ])
 def test_unreadable_documents_are_clear_errors(data, fragment):
     with pytest.raises(LoadError, match=fragment) as info:
         parse_document(data, "bad.json")
     assert str(info.value).startswith("bad.json")
+
+
+def test_text_that_is_not_json_is_a_text_document_and_no_known_log():
+    doc = parse_document(b"hello world", "notes.txt")
+    assert doc.kind == "text" and doc.text == "hello world"
+    with pytest.raises(LoadError, match="^notes.txt: unknown log format. Tried: claude-code: "):
+        compaction.load(b"hello world", name="notes.txt")
 
 
 def test_an_integer_past_the_digit_limit_is_a_load_error_or_a_bad_line():
