@@ -3,9 +3,9 @@
 The file is a JSON list of messages, each ``{"kind": "request" | "response", "parts": [...]}`` with a
 ``part_kind`` per part. How they become messages:
 
-* a request's ``instructions`` (the rendered instructions it was sent with) become a system message where they
-  first appear and again wherever they change (Pydantic AI sends only the newest request's instructions: a replay
-  keeps the earlier ones, so a changed instruction counts twice from there on);
+* a request's ``instructions`` (the rendered instructions it was sent with, always put first by the model) become
+  the opening system message, and a system message again wherever they change (Pydantic AI sends only the newest
+  request's instructions: a replay keeps the earlier ones, so a changed instruction counts twice from there on);
 * request parts: ``system-prompt`` → system message; ``user-prompt`` → user message (text, ``TextContent``,
   images as placeholders, audio / video / documents / uploaded files as file placeholders); ``tool-return`` →
   tool result (``outcome`` ``failed`` or ``retried`` is an error, as the model is told); the legacy
@@ -52,7 +52,7 @@ _FILE_KINDS = frozenset({"audio-url", "video-url", "document-url", "uploaded-fil
 # ------------------------------------------------------------------------------------------------- content
 def _media(item: Mapping[str, Any]) -> Image | File | None:
     """A multimodal content item (``image-url``, ``binary``, ``document-url``…) as a placeholder part."""
-    kind = item.get("kind")
+    kind = as_text(item.get("kind"))
     mime = as_text(item.get("media_type"))
     if kind == "image-url":
         return Image(mime_type=mime, source=as_text(item.get("url")))
@@ -181,6 +181,15 @@ class _History:
             self.out.warn(f"{where}: skipped, unknown kind {raw.get('kind')!r} (expected request or response)",
                           field_name="kind")
 
+    def open(self, messages: list) -> None:
+        """The instructions of the first request that has them, as the opening system message: a model request
+        puts them first, before any history (a summary the application put ahead of them included)."""
+        for raw in messages:
+            if isinstance(raw, Mapping) and raw.get("kind") == "request" and as_text(raw.get("instructions")):
+                self.instructions = raw["instructions"]
+                self.out.add(Message("system", (self.instructions,), meta={"instructions": True}))
+                return
+
     # ------------------------------------------------------------------------------------------- requests
     def request(self, raw: Mapping[str, Any], parts: list, where: str, meta: dict[str, Any]) -> None:
         instructions = as_text(raw.get("instructions"))
@@ -194,7 +203,7 @@ class _History:
             self.request_part(part, f"{where} part {i}", meta)
 
     def request_part(self, part: Mapping[str, Any], where: str, meta: dict[str, Any]) -> None:
-        kind = part.get("part_kind")
+        kind = as_text(part.get("part_kind"))
         part_meta = {**meta, **({"timestamp": part["timestamp"]} if isinstance(part.get("timestamp"), str) else {})}
         if kind == "system-prompt":
             text = as_text(part.get("content"))
@@ -224,7 +233,7 @@ class _History:
         elif kind == "speech":
             self.speech(part, part_meta)
         elif kind not in BOOKKEEPING_PARTS:
-            self.unknown.add(kind, None)
+            self.unknown.add(part.get("part_kind"), None)
 
     def tool_return(self, part: Mapping[str, Any], where: str, meta: dict[str, Any]) -> None:
         call_id = as_id(part.get("tool_call_id"))
@@ -275,7 +284,7 @@ class _History:
         self.out.add_call(message, usage, model)
 
     def response_part(self, part: Mapping[str, Any], where: str, p: Parts) -> None:
-        kind = part.get("part_kind")
+        kind = as_text(part.get("part_kind"))
         if kind == "text":
             text = as_text(part.get("content"))
             if text:
@@ -303,7 +312,7 @@ class _History:
             if text:
                 p.texts.append(text)
         else:
-            self.unknown.add(kind, None)
+            self.unknown.add(part.get("part_kind"), None)
 
     def tool_call(self, part: Mapping[str, Any], where: str, p: Parts) -> None:
         name = as_text(part.get("tool_name"))
@@ -341,6 +350,7 @@ def read(doc: Document) -> list[Conversation]:
     if doc.kind != "json" or not isinstance(doc.value, list):
         raise LoadError(doc.path, "expected a JSON list of Pydantic AI messages (ModelMessagesTypeAdapter JSON)")
     history = _History()
+    history.open(doc.value)
     for index, raw in enumerate(doc.value):
         try:
             history.message(raw, index)
