@@ -8,6 +8,7 @@ import json
 import random
 import shutil
 import sqlite3
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -299,3 +300,15 @@ def test_agents_damaged_database_bytes_only_raise_load_errors() -> None:
             assert str(exc).startswith("damaged.db")
             outcomes.add("error")
     assert "error" in outcomes
+
+
+def test_agents_database_through_a_temporary_copy_where_python_cannot_deserialize(monkeypatch) -> None:
+    from compaction.formats import _sqlite
+
+    monkeypatch.setattr(_sqlite, "IN_MEMORY", False)
+    before = set(Path(tempfile.gettempdir()).glob("*.sqlite"))
+    research, ops = compaction.load_all_conversations((AGENTS / "agents.db").read_bytes(), name="agents.db")
+    assert (research.id, len(research.messages), ops.id) == ("research-1", 13, "ops-2")
+    with pytest.raises(LoadError, match="damaged"):
+        compaction.load_all_conversations((AGENTS / "agents.db").read_bytes()[:5000], name="cut.db")
+    assert set(Path(tempfile.gettempdir()).glob("*.sqlite")) == before  # the copies are removed

@@ -16,6 +16,8 @@ from .base import LoadError
 #: a table name this module will put into a query (quoted): plain identifiers only
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _ALLOWED = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ})
+#: Python 3.11+ opens a database straight from bytes; 3.10 goes through a private temporary copy
+IN_MEMORY = hasattr(sqlite3.Connection, "deserialize")
 
 
 def _authorize(action: int, *_: Any) -> int:
@@ -37,7 +39,7 @@ def open_database(data: bytes, path: str | None) -> Iterator[sqlite3.Connection]
     data = _without_wal_flag(data)
     temp: str | None = None
     try:
-        if hasattr(sqlite3.Connection, "deserialize"):
+        if IN_MEMORY:
             conn = sqlite3.connect(":memory:")
             conn.deserialize(data)
         else:  # Python 3.10: no deserialize; an immutable read-only open of a private temporary copy
