@@ -35,14 +35,14 @@ class LoadError(ValueError):
 @dataclass
 class Document:
     """A parsed log file: one JSON value, JSONL records with the lines that failed to parse, plain text (a
-    Markdown transcript, say), or the raw bytes of a zip archive."""
+    Markdown transcript, say), or the raw bytes of a zip archive or an SQLite database."""
 
     path: str | None
-    kind: str  # "json" | "jsonl" | "text" | "zip"
+    kind: str  # "json" | "jsonl" | "text" | "zip" | "sqlite"
     value: Any = None  # for json
     records: list[tuple[int, Any]] = field(default_factory=list)  # for jsonl: (line number, value)
     bad_lines: list[LoadWarning] = field(default_factory=list)
-    raw: bytes | None = None  # kept only for binary formats (zip)
+    raw: bytes | None = None  # kept only for binary formats (zip, sqlite)
     text: str | None = None  # for text: the decoded file
     #: files that came with this one (several uploads at once), by file name; see :meth:`companion`
     companions: dict[str, bytes] = field(default_factory=dict, repr=False)
@@ -150,12 +150,18 @@ _RANK = {name: i for i, name in enumerate(DETECTION_ORDER)}
 FORMATS: Registry[FormatInfo] = Registry("format", _import_readers, order=detection_rank)
 
 
+#: the first 16 bytes of every SQLite 3 database file (an OpenAI Agents SDK ``SQLiteSession``, say)
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
 def parse_document(data: bytes, path: str | None = None) -> Document:
     """Decode bytes as UTF-8 JSON, or as JSONL where each bad line (invalid JSON or invalid UTF-8) is reported and
     skipped. JSONL is parsed line by line straight from the bytes, so a large log is never held as a second text copy.
     """
     if data[:4] == b"PK\x03\x04":
         return Document(path, "zip", raw=data)
+    if data[:16] == SQLITE_MAGIC:
+        return Document(path, "sqlite", raw=data)
     if _blank(data):
         raise LoadError(path, "the file is empty; expected a JSON or JSONL agent log")
     if b"\x00" in data[:4096]:
