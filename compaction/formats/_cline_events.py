@@ -195,8 +195,8 @@ def _context_edits(raw: Any, places: _Places, found: list[LogEvent], warnings: l
         elif not places.explained(index, found):
             events.append(LogEvent(index, "truncation", "auto", post_tokens=places.prompt_tokens(index)))
     if unplaced:
-        warnings.append(LoadWarning(f"context_history.json: {unplaced} edits could not be placed (no ui_messages.json "
-                                    "timestamps to tell which call they were made for); left out"))
+        warnings.append(LoadWarning(f"context_history.json: {unplaced} edits left out: no LLM call of the history is "
+                                    "known to follow their timestamps (ui_messages.json records or history ts)"))
     return events
 
 
@@ -330,12 +330,11 @@ def _inferred_truncation(entry: int, places: _Places, markers: list) -> int:
     first kept), R = ⌊(V − 1)/2⌋ rounded down to even, so V is 2R+1 … 2R+4 and the request was the V-th visible."""
     history = places.history
     marker = history.sources[entry]
-    truncation_id = marker.raw.get("truncationId")
-    earlier = {m.raw.get("truncationId") for m in markers if m.index < entry and isinstance(m.raw.get("truncationId"),
-                                                                                             str)}
-    hidden = sum(1 for s in history.sources if truncation_id and s.raw.get("truncationParent") == truncation_id)
+    truncation_id = as_text(marker.raw.get("truncationId"))
+    earlier = {as_text(m.raw.get("truncationId")) for m in markers if m.index < entry} - {None}
+    hidden = sum(1 for s in history.sources if truncation_id and as_text(s.raw.get("truncationParent")) == truncation_id)
     visible = [s for s in history.sources if s.role and s.raw.get("isTruncationMarker") is not True
-               and s.raw.get("truncationParent") not in earlier]
+               and as_text(s.raw.get("truncationParent")) not in earlier]
     calls = set(places.calls)
     for v in range(2 * hidden + 1, 2 * hidden + 5):
         if v > len(visible):

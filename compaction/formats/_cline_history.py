@@ -248,7 +248,8 @@ class _Reader:
                 current = self._close(i, current, parts)
                 before = len(parts.results)
                 read_block(block, f"{where}, block {j}", parts, history.calls, history.warnings)
-                for result in parts.results[before:]:
+                for k in range(before, len(parts.results)):
+                    result = parts.results[k] = _with_failure(parts.results[k])
                     self._answered(result.origin)
                     if result.call_id:
                         history.result_blocks[(i, j)] = result.call_id
@@ -328,6 +329,17 @@ class _Reader:
             self.history.warnings.append(LoadWarning("reasoning entries after the last assistant message skipped",
                                                      field="type"))
         return self.history
+
+
+def _with_failure(result: ToolResult) -> ToolResult:
+    """A ``tool_result`` block's result, an error also when its text reports one (Cline never sets ``is_error``;
+    Roo's results are JSON ``{"status": "error" | "denied", …}``)."""
+    if result.error:
+        return result
+    text = result.text
+    header = result_header(text)
+    return ToolResult(result.origin, result.result, True) if reports_failure(
+        header.rest if header is not None else text) else result
 
 
 def _ends_result(text: str) -> bool:

@@ -40,6 +40,7 @@ class ApiRequest:
     history_index: int | None
     info: Mapping[str, Any]
     model: str | None
+    provider: str | None
 
     @property
     def reported(self) -> bool:
@@ -62,9 +63,9 @@ def api_requests(ui: Sequence[Any], warnings: list[LoadWarning]) -> list[ApiRequ
         if info is None:
             bad.append(position)
             continue
-        model = as_text(as_mapping(message.get("modelInfo")).get("modelId"))
+        model_info = as_mapping(message.get("modelInfo"))
         out.append(ApiRequest(position, _integer(message.get("ts")), _integer(message.get("conversationHistoryIndex")),
-                              info, model))
+                              info, as_text(model_info.get("modelId")), as_text(model_info.get("providerId"))))
     if bad:
         warnings.append(LoadWarning(f"ui_messages.json: {len(bad)} api_req_started records without a JSON object text "
                                     f"skipped (first: message {bad[0]})", field="text"))

@@ -37,7 +37,7 @@ from ._cline_events import cline_events, roo_events
 from ._cline_history import ROO_TAGS, History, read_history
 from ._cline_text import is_environment_details, not_run_notice, result_header
 from ._cline_usage import align, api_requests, call_sources, metrics_usage, request_usage, roo_counts_total_input
-from ._fields import as_mapping, as_text, type_name
+from ._fields import as_mapping, as_text, first_misfit, type_name
 from .base import Document, FormatInfo, LoadError, parse_document, read_path, register_format
 
 CLINE, ROO = "cline", "roo-code"
@@ -85,21 +85,25 @@ def _file_name(path: str | None) -> str:
     return Path(path).name if path else ""
 
 
+def _history_entry(item: Any) -> bool:
+    if not isinstance(item, Mapping):
+        return False
+    if item.get("role") in ("user", "assistant"):
+        return isinstance(item.get("content"), (str, list))
+    return item.get("type") == "reasoning"
+
+
+def _ui_message(item: Any) -> bool:
+    return isinstance(item, Mapping) and item.get("type") in ("ask", "say") and isinstance(item.get("ts"), (int, float))
+
+
 def _looks_like_history(value: list) -> bool:
-    for item in value[:_SAMPLE]:
-        if not isinstance(item, Mapping):
-            return False
-        if item.get("role") in ("user", "assistant"):
-            if not isinstance(item.get("content"), (str, list)):
-                return False
-        elif item.get("type") != "reasoning":
-            return False
-    return True
+    """Mostly Anthropic messages (a few damaged entries cost only themselves when read)."""
+    return first_misfit(value, _history_entry, _SAMPLE) is None and _history_entry(value[0])
 
 
 def _looks_like_ui(value: list) -> bool:
-    return all(isinstance(m, Mapping) and m.get("type") in ("ask", "say") and isinstance(m.get("ts"), (int, float))
-               for m in value[:_SAMPLE])
+    return first_misfit(value, _ui_message, _SAMPLE) is None and _ui_message(value[0])
 
 
 def _history_marks(value: list, path: str | None) -> tuple[bool, str | None]:
@@ -352,6 +356,12 @@ def _meta(history: History, files: TaskFiles, requests: list) -> dict[str, Any]:
     meta: dict[str, Any] = {}
     providers = Counter(as_text(as_mapping(s.raw.get("modelInfo")).get("providerId")) for s in history.sources)
     providers.pop(None, None)
+    if not providers:
+        providers.update(r.provider for r in requests if r.provider)
+    if not providers:
+        usage = as_mapping(files.metadata).get("model_usage")
+        providers.update(p for e in (usage if isinstance(usage, list) else ())
+                         if (p := as_text(as_mapping(e).get("model_provider_id"))))
     if providers:
         meta["provider"] = providers.most_common(1)[0][0]
     environments = as_mapping(files.metadata).get("environment_history")
