@@ -436,3 +436,71 @@ def test_formats_document_what_they_read() -> None:
     for name in ("cline", "roo-code"):
         info = formats()[name]
         assert info.reads and info.leaves_out and info.read_folder is not None
+
+
+# ------------------------------------------------------------------------------------------------ smaller shapes
+def _text(value: str) -> dict[str, str]:
+    return {"type": "text", "text": value}
+
+
+ENV = _text("<environment_details>\n# VSCode Visible Files\na.py\n\n# Current Mode\nACT MODE\n</environment_details>")
+SCREENSHOT = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+
+
+def test_a_two_block_result_takes_its_images_and_ends_at_user_text() -> None:
+    history = [
+        {"role": "user", "content": [_text("<task>\nlook at the page\n</task>"), ENV]},
+        {"role": "assistant", "content": [_text("<browser_action>\n<action>launch</action>\n<url>http://localhost"
+                                                "</url>\n</browser_action>")]},
+        {"role": "user", "content": [_text("[browser_action for 'launch'] Result:"), _text("The browser action has "
+                                     "been executed."), SCREENSHOT, _text("Console logs:\n(No new logs)"),
+                                     _text("The user provided the following feedback:\n<feedback>\nzoom in\n"
+                                           "</feedback>"), ENV]},
+        {"role": "assistant", "content": "Zooming in."},
+    ]
+    conv = compaction.load(json.dumps(history).encode())
+    result = conv.messages[2].tool_result
+    assert result.origin is conv.messages[1].tool_calls[0]
+    assert result.result[0] == "[browser_action for 'launch'] Result:\nThe browser action has been executed."
+    assert isinstance(result.result[1], Image) and result.result[2] == "Console logs:\n(No new logs)"
+    user = conv.messages[3]
+    assert user.role == "user" and user.texts[0].startswith("The user provided the following feedback")
+
+
+def test_roo_reasoning_blocks_entries_and_signatures() -> None:
+    history = [
+        {"role": "user", "content": "<task>\nadd docs\n</task>", "ts": 1},
+        {"type": "reasoning", "summary": [{"type": "summary_text", "text": "Plan the docs."}],
+         "encrypted_content": "gAAAA", "ts": 2},
+        {"role": "assistant", "content": [{"type": "reasoning", "encrypted_content": "gAAAB", "summary": []},
+                                          _text("Writing them."), {"type": "thoughtSignature",
+                                                                   "thoughtSignature": "c2ln"}], "ts": 3},
+    ]
+    conv = compaction.load(json.dumps(history).encode())
+    assert conv.format == "roo-code"
+    assert conv.messages[1].reasoning == ("Plan the docs.", "[encrypted reasoning]")
+    assert conv.messages[1].texts == ("Writing them.",) and not conv.warnings
+
+
+def test_a_request_without_a_response_is_reported(tmp_path: Path) -> None:
+    folder = copy_task(ROO_NATIVE, tmp_path)
+
+    def failed_request(ui: list) -> list:
+        first = next(i for i, m in enumerate(ui) if m.get("say") == "api_req_started")
+        failed = {**ui[first], "text": json.dumps({"apiProtocol": "anthropic", "tokensIn": 12100, "tokensOut": 0,
+                                                   "cacheWrites": 0, "cacheReads": 0, "cost": 0.03,
+                                                   "cancelReason": "streaming_failed"})}
+        return [*ui[:first], failed, *ui[first:]]
+    edit_json(folder / "ui_messages.json", failed_request)
+    conv = load(folder)
+    assert conv.usage == load(ROO_NATIVE).usage  # the retry's record produced the response
+    assert any("1 api_req_started records with usage match no response" in w for w in messages_warnings(conv))
+
+
+def test_files_uploaded_together_are_read_together() -> None:
+    doc = parse_document((CLINE_XML / HISTORY).read_bytes(), HISTORY)
+    doc.companions = {name: (CLINE_XML / name).read_bytes()
+                      for name in ("ui_messages.json", "task_metadata.json", "context_history.json")}
+    [conv] = formats()["cline"].read(doc)
+    assert conv.usage == load(CLINE_XML).usage and conv.events == load(CLINE_XML).events
+    assert conv.source.agent_version == "3.17.9"

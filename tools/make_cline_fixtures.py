@@ -17,7 +17,7 @@ stand-ins; the reported token counts are what runs of this length would report.
   header, and an automatic ``summarize_task`` condense.
 * ``roo-code/xml-task``: Roo Code 3.36 with XML tools, an assistant-role summary among the kept messages
   (``condenseParent`` tags) and a sliding-window truncation marker, both with their ui records.
-* ``roo-code/native-task``: Roo Code 3.4x with native tools, thinking, a JSON error result, a condense whose
+* ``roo-code/native-task``: Roo Code 3.43+ with native tools, thinking, a JSON error result, a condense whose
   summary is a user message at the end, and ``history_item.json`` of a subtask.
 """
 

@@ -17,16 +17,17 @@ Cline (the full history stays on disk; what was left out is task state):
 Roo Code (tags in the history itself): each ``isSummary`` message is a ``condense`` event (the summary its text,
 ``prevContextTokens`` / ``newContextTokens`` from the matching ``condense_context`` ui message); each
 ``isTruncationMarker`` a ``truncation`` event (``sliding_window_truncation``). A summary appended as a user message
-(Roo 3.4x) sits where it happened; older summaries (assistant role) and truncation markers are inserted among the
-kept messages, so the ui message's time places them, or, without one, the history itself (an older summary kept
-the last 3 messages; a truncation hid ⌊(visible − 1)/2⌋ rounded down to even messages, which bounds when it ran).
+(Roo Code 3.43 on) sits where it happened; older summaries (assistant role) and truncation markers are inserted
+among the kept messages, so the ui message's time places them, or, without one, the history itself (an older
+summary kept the last 3 messages; a truncation hid ⌊(visible − 1)/2⌋ rounded down to even messages, which bounds
+when it ran to within one call: the earliest is taken).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..conversation import LoadWarning, LogEvent, ToolCall, Usage
@@ -51,6 +52,9 @@ class _Places:
     requests: list[ApiRequest]
     matched: dict[int, ApiRequest]  # response entry -> its request
     usage: Mapping[int, Usage]
+    calls: list[int] = field(init=False)
+    call_times: list[tuple[int | None, int]] = field(init=False)
+    request_of: dict[int, int] = field(init=False)  # id of a matched request -> its response entry
 
     def __post_init__(self) -> None:
         self.calls = call_sources(self.history)
@@ -244,7 +248,7 @@ def roo_events(history: History, ui: Sequence[Any] | None, requests: list[ApiReq
                                    summary=record.summary))
     if any(e.raw.get("isSummary") is True for e in history.sources) and not any(
             "condenseParent" in e.raw or "condenseId" in e.raw for e in history.sources):
-        warnings.append(LoadWarning("this Roo Code version deleted the messages it condensed: before each summary the "
+        warnings.append(LoadWarning("Roo Code before 3.36 deleted the messages it condensed: before each summary the "
                                     "log keeps only the first message", field="isSummary"))
     return sorted(events, key=lambda e: e.message_index)
 

@@ -313,11 +313,7 @@ class _Reader:
     def _close(self, i: int, current: _OpenResult | None, parts: Parts) -> None:
         if current is None:
             return None
-        pieces = current.pieces
-        if all(isinstance(p, str) for p in pieces):
-            value: str | tuple[str | Image | File, ...] = "\n".join(p for p in pieces if isinstance(p, str))
-        else:
-            value = tuple(pieces)
+        value = _result_value(current.pieces)
         parts.results.append(ToolResult(current.call, value, current.error))
         for j in current.blocks:
             if current.call.id:
@@ -329,6 +325,19 @@ class _Reader:
             self.history.warnings.append(LoadWarning("reasoning entries after the last assistant message skipped",
                                                      field="type"))
         return self.history
+
+
+def _result_value(pieces: list[str | Image | File]) -> str | tuple[str | Image | File, ...]:
+    """A text result's blocks: text blocks joined by newlines, images and documents kept as parts between them."""
+    parts: list[str | Image | File] = []
+    for piece in pieces:
+        if isinstance(piece, str) and parts and isinstance(parts[-1], str):
+            parts[-1] = f"{parts[-1]}\n{piece}"
+        else:
+            parts.append(piece)
+    if not parts:
+        return ""
+    return parts[0] if len(parts) == 1 and isinstance(parts[0], str) else tuple(parts)
 
 
 def _with_failure(result: ToolResult) -> ToolResult:
