@@ -294,8 +294,7 @@ class _Reader:
                 return None
             kind = block.get("type")
             text = block.get("text") if kind == "text" else None
-            if kind == "tool_result" or (isinstance(text, str) and (result_header(text) or not_run_notice(text) or
-                                                                   is_environment_details(text) or is_user_text(text))):
+            if kind == "tool_result" or (isinstance(text, str) and _ends_result(text)):
                 return None
             if kind == "image":
                 return _OpenResult(self._take(None), [], [], False, takes_blocks=True)
@@ -352,7 +351,9 @@ def _with_failure(result: ToolResult) -> ToolResult:
 
 
 def _ends_result(text: str) -> bool:
+    """User text (environment details, feedback…), a header or a notice: never the content of an open result."""
     return is_user_text(text) or result_header(text) is not None or not_run_notice(text) is not None
+
 
 
 def _reasoning_of(block: Mapping[str, Any]) -> list[str]:
