@@ -121,11 +121,12 @@ def read_blocks(content: Any, where: str, calls: dict[str, ToolCall], warnings: 
                                     "skipped", field="content"))
         return parts
     for j, block in enumerate(content):
-        _read_block(block, f"{where}, block {j}", parts, calls, warnings)
+        read_block(block, f"{where}, block {j}", parts, calls, warnings)
     return parts
 
 
-def _read_block(block: Any, where: str, parts: Parts, calls: dict[str, ToolCall], warnings: list[LoadWarning]) -> None:
+def read_block(block: Any, where: str, parts: Parts, calls: dict[str, ToolCall], warnings: list[LoadWarning]) -> None:
+    """Add one content block to ``parts`` (see :func:`read_blocks`); a malformed block costs only itself."""
     if not isinstance(block, Mapping):
         warnings.append(LoadWarning(f"{where}: skipped, expected a content block object, got {type_name(block)}",
                                     field="content"))
