@@ -13,16 +13,13 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from .errors import UsageError
 from .formats import LoadError, formats, load, load_all_conversations
 from .formats import write as write_format
 from .policy import validate_threshold
 from .replay import replay
 from .strategies import get_strategy, registry
 from .tokens import DEFAULT_COUNTER, counter_specs, resolve_counter
-
-
-class UsageError(Exception):
-    """A mistake in the command line itself."""
 
 
 def _print_json(value: Any, out: TextIO) -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
+from .errors import ConfigError
+
 T = TypeVar("T")
 
 
@@ -37,14 +39,14 @@ class Registry(Generic[T]):
         return {name: self._items[name] for name in sorted(self._items, key=self._order)}
 
     def get(self, name: str) -> T:
-        """The item registered as ``name``; a ``ValueError`` lists the known names when there is none."""
+        """The item registered as ``name``; a :class:`ConfigError` lists the known names when there is none."""
         if self._load is not None:
             self._load()
         try:
             return self._items[name]
         except KeyError:
             known = ", ".join(sorted(self._items))
-            raise ValueError(f"unknown {self.kind} {name!r}; known {self.plural}: {known}") from None
+            raise ConfigError(f"unknown {self.kind} {name!r}; known {self.plural}: {known}") from None
 
     def __contains__(self, name: object) -> bool:
         if self._load is not None:

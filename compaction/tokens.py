@@ -30,6 +30,7 @@ from typing import Any
 
 from . import tiktoken_offline
 from .conversation import File, Image, Message, ToolSchema, placeholder
+from .errors import ConfigError
 from .registry import Registry
 from .tiktoken_offline import EncodingUnavailable
 
@@ -730,7 +731,7 @@ def check_counter_spec(spec: str | None) -> tuple[CounterKind, str]:
     text = (spec or DEFAULT_COUNTER).strip()
     name, _, arg = text.partition(":")
     if name not in COUNTER_KINDS or (arg and not COUNTER_KINDS.get(name).argument):
-        raise ValueError(f"unknown counter {text!r}; expected one of: {', '.join(counter_specs())}")
+        raise ConfigError(f"unknown counter {text!r}; expected one of: {', '.join(counter_specs())}")
     kind = COUNTER_KINDS.get(name)
     if kind.numeric and arg:
         try:
@@ -738,7 +739,7 @@ def check_counter_spec(spec: str | None) -> tuple[CounterKind, str]:
         except ValueError:
             number = float("nan")
         if not (0 < number < float("inf")):
-            raise ValueError(f"counter {text!r}: chars per token must be a positive number, got {arg!r}")
+            raise ConfigError(f"counter {text!r}: chars per token must be a positive number, got {arg!r}")
     return kind, arg
 
 

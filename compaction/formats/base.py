@@ -10,26 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ..conversation import Conversation, LoadWarning
+from ..errors import LoadError
 from ..registry import Registry
-
-
-class LoadError(ValueError):
-    """A log that cannot be read: names the file, the line or field, and what was expected."""
-
-    def __init__(self, path: str | None, message: str, line: int | None = None, field: str | None = None,
-                 internal: bool = False) -> None:
-        self.path = path
-        #: True when a reader met data it did not anticipate (a reader bug made safe), not a checked rule
-        self.internal = internal
-        self.line = line
-        self.field = field
-        self.reason = message
-        where = path or "<input>"
-        if line is not None:
-            where += f", line {line}"
-        if field:
-            where += f", field {field!r}"
-        super().__init__(f"{where}: {message}")
 
 
 @dataclass
