@@ -406,9 +406,10 @@ def replay(
     info = get_strategy(strategy) if isinstance(strategy, str) else strategy
     values = info.resolve_params(params)
     counter_obj = make_counter(counter) if isinstance(counter, str) else counter
-    log_summaries = tuple(
-        conversation.messages[i].text for i in sorted(conversation.log_summary_indices)
-    ) or tuple(e.summary for e in conversation.events if e.summary)
+    # the summaries the log's own compactions wrote (a log may also mark other inserted text, such as a truncation
+    # marker, as left out of replays: that is no summary)
+    log_summaries = tuple(e.summary for e in conversation.events if e.summary) or tuple(
+        conversation.messages[i].text for i in sorted(conversation.log_summary_indices))
     ctx = RunContext(counter_obj, conversation.tools, context_window, compact_at, compact_to, log_summaries,
                      conversation.usage, conversation.source)
     runner = info.make_runner(values, ctx, reference=reference)

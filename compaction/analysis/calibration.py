@@ -49,7 +49,7 @@ def calibrate(conv: Conversation, counter: str = "approx", prices: PriceModel | 
     prices = prices or default_prices(conv)
     count = make_counter(counter)
     first_log_compaction = min((e.message_index for e in conv.events), default=len(conv.messages))
-    calls = [i for i in conv.llm_call_indices if i in conv.usage and i <= first_log_compaction]
+    calls = [i for i in conv.llm_call_indices if i in conv.usage and i < first_log_compaction]
     if not calls:
         return Calibration([], None, None, None, None)
     skipped = conv.log_summary_indices
