@@ -658,20 +658,27 @@ def load_session(session: FoundSession, cache: dict[str, list[Conversation]] | N
     if cache is not None and session.path in cache:
         conversations = cache[session.path]
     else:
-        conversations = load_all_conversations(session.path, format=_format_of(session))
+        conversations = load_all_conversations(session.path, format=format_of(session))
         if cache is not None:
             cache[session.path] = conversations
     if session.conversation is None:
         return conversations
-    wanted = session.conversation
-    chosen = [c for c in conversations if c.id == wanted] or [c for c in conversations if wanted in c.id]
+    chosen = matching_conversations(conversations, session.conversation)
     if not chosen:
         ids = ", ".join(c.id for c in conversations[:10]) + (", …" if len(conversations) > 10 else "")
-        raise LoadError(session.path, f"no conversation {wanted!r} in this log; its conversations are: {ids}")
+        raise LoadError(session.path, f"no conversation {session.conversation!r} in this log; its conversations "
+                        f"are: {ids}")
     return chosen
 
 
-def _format_of(session: FoundSession) -> str | None:
+def matching_conversations(conversations: Sequence[Conversation], session_id: str) -> list[Conversation]:
+    """The conversations of a shared log that are the session ``session_id``: the one with that id, else those
+    whose id contains it (a reader may prefix ids, e.g. with the file name)."""
+    exact = [c for c in conversations if c.id == session_id]
+    return exact or [c for c in conversations if session_id in c.id]
+
+
+def format_of(session: FoundSession) -> str | None:
     """The format to read the session with: its agent's, when that reader is registered (else detection decides,
     and names what it tried)."""
     return session.agent if session.agent in formats() else None
