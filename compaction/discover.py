@@ -536,6 +536,9 @@ def _aider(search: _Search) -> Iterator[FoundSession]:
     """``.aider.chat.history.md`` and ``.aider.llm.history`` in each root and its folders, down to
     :attr:`Limits.max_depth` levels, skipping hidden folders (``.git``, ``.venv``…), ``node_modules`` and the
     like."""
+    for given in search.roots:
+        if search.folder(given) is None:
+            search.note(f"{given}: not a folder; not searched for Aider histories")
     for root in _unique_folders(search, search.roots):
         with search.under_root():
             try:

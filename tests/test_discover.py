@@ -104,6 +104,13 @@ def test_newest_first(fake: FakeHome):
     assert discover(home=fake.home, roots=[fake.root], env={})[0].path == str(newest)
 
 
+def test_a_root_that_is_not_a_folder_is_a_note(fake: FakeHome):
+    missing = fake.home / "no-such-folder"
+    result = search(home=fake.home, roots=[missing, fake.root], agents=["aider"], env={})
+    assert {s.path for s in result.sessions} == {fake.expected["aider chat"], fake.expected["aider llm"]}
+    assert result.notes == [f"{missing}: not a folder; not searched for Aider histories"]
+
+
 def test_agents_filter_and_unknown_agent(fake: FakeHome):
     assert {s.agent for s in discover(home=fake.home, agents=["codex", "roo-code"], env={})} == {"codex", "roo-code"}
     assert {s.agent for s in discover(home=fake.home, agents=["cline"], env={})} == {"cline"}
