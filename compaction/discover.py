@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -205,7 +207,7 @@ class _Search:
             st = os.stat(target)
         except (OSError, ValueError):
             return None
-        return st if _is_regular(st) else None
+        return st if stat.S_ISREG(st.st_mode) else None
 
     def files(self, folder: str | Path, within: Path, accept: Callable[[str], bool]) -> list[_File]:
         """The regular files in ``folder`` whose name ``accept`` takes."""
@@ -217,26 +219,14 @@ class _Search:
                     out.append(_File(entry.path, entry.name, st))
         return out
 
-    def under_root(self) -> _RootBudget:
+    @contextmanager
+    def under_root(self) -> Iterator[None]:
         """A context in which the entries looked at also count against :attr:`Limits.max_root_entries`."""
-        return _RootBudget(self)
-
-
-class _RootBudget:
-    def __init__(self, search: _Search) -> None:
-        self.search = search
-
-    def __enter__(self) -> None:
-        self.search._budget_left = self.search.limits.max_root_entries
-
-    def __exit__(self, *exc: object) -> None:
-        self.search._budget_left = None
-
-
-def _is_regular(st: os.stat_result) -> bool:
-    import stat
-
-    return stat.S_ISREG(st.st_mode)
+        self._budget_left = self.limits.max_root_entries
+        try:
+            yield
+        finally:
+            self._budget_left = None
 
 
 def _found(agent: str, file: _File, **more: Any) -> FoundSession:

@@ -177,3 +177,23 @@ def test_a_folder_session_is_read_from_its_folder(fake: FakeHome, monkeypatch: p
     folder = str(Path(fake.expected["cline task"]).parent)
     assert read and read[-1][0] == folder
     assert folder in captions(at)
+
+
+def test_look_again_finds_new_sessions_and_forgets_gone_ones(fake: FakeHome, monkeypatch: pytest.MonkeyPatch):
+    at = run_app(monkeypatch, "1")
+    at.selectbox(key=local_sessions.AGENT_KEY).set_value("codex").run()
+    assert len(at.selectbox(key=local_sessions.SESSION_KEY).options) == 2
+    fake.write("", ".codex/sessions/2026/01/05/rollout-new.jsonl", Path(fake.expected["codex rollout"]).read_bytes(),
+               90)
+    at.run()
+    assert len(at.selectbox(key=local_sessions.SESSION_KEY).options) == 2  # the list is kept for a while
+    at.button(key="log.local.rescan").click().run()
+    assert not at.exception
+    options = at.selectbox(key=local_sessions.SESSION_KEY).options
+    assert len(options) == 3 and options[0].startswith("2026-01-04 18:00")
+    for path in Path(fake.home / ".codex").rglob("rollout-*.jsonl"):
+        path.unlink()
+    at.button(key="log.local.rescan").click().run()
+    assert not at.exception
+    assert "Codex CLI" not in " ".join(at.selectbox(key=local_sessions.AGENT_KEY).options)
+    assert "bundled sample" in captions(at)
