@@ -73,6 +73,16 @@ CLINE_UI = json.dumps([{"ts": 1, "type": "say", "say": "api_req_started",
                         "text": json.dumps({"tokensIn": 10, "tokensOut": 5, "cacheWrites": 0, "cacheReads": 0})}])
 
 
+AIDER_LLM_HISTORY = """TO LLM 2026-01-01T10:00:00
+-------
+SYSTEM Act as an expert software developer.
+-------
+USER fix it
+LLM RESPONSE 2026-01-01T10:00:05
+ASSISTANT Done.
+"""
+
+
 def build(home: Path) -> FakeHome:
     """Every agent's layout under ``home``; Aider histories under ``home/projects`` (:attr:`FakeHome.root`)."""
     fake = FakeHome(home)
@@ -120,7 +130,7 @@ def build(home: Path) -> FakeHome:
     # Aider: a project's histories, and copies inside node_modules and .git (never searched); search root: projects/
     fake.write("aider chat", "projects/webapp/.aider.chat.history.md",
                "# aider chat started at 2026-01-01 10:00:00\n\n#### fix it\n\nDone.\n", 21)
-    fake.write("aider llm", "projects/webapp/.aider.llm.history", "TO LLM 2026-01-01T10:00:00\n", 22)
+    fake.write("aider llm", "projects/webapp/.aider.llm.history", AIDER_LLM_HISTORY, 22)
     fake.write("", "projects/webapp/node_modules/pkg/.aider.chat.history.md", "# aider chat started at x\n", 23)
     fake.write("", "projects/webapp/.git/.aider.chat.history.md", "# aider chat started at x\n", 24)
     return fake
