@@ -351,6 +351,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format")
     p.add_argument("--conversation")
     p.set_defaults(func=cmd_convert)
+
+    from .cli_discover import add_discover_command  # `discover` lives in its own module
+
+    add_discover_command(sub)
     return parser
 
 

@@ -1,8 +1,10 @@
-"""Writes docs/strategies.md from the strategy registry (run from the repository root)."""
+"""Writes docs/strategies.md and docs/formats.md from the strategy and format registries (run from the repository
+root)."""
 
 from pathlib import Path
 
-from compaction.docs import strategies_markdown
+from compaction.docs import formats_markdown, strategies_markdown
 
-Path("docs/strategies.md").write_text(strategies_markdown() + "\n", encoding="utf-8")
-print("wrote docs/strategies.md")
+for name, text in (("strategies.md", strategies_markdown()), ("formats.md", formats_markdown())):
+    Path("docs", name).write_text(text + "\n", encoding="utf-8")
+    print(f"wrote docs/{name}")

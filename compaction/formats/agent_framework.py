@@ -172,5 +172,12 @@ register_format(
         read=read,
         write=write,
         description="A JSON list of agent_framework Message.to_dict() objects (contents, additional_properties).",
+        reads="A list of Message.to_dict() objects (or {messages: [...]}): roles, text and text_reasoning contents, "
+        "function_call (arguments as JSON text or an object) and function_result contents (exception = error), "
+        "author_name, message_id, and the framework's '_'-prefixed compaction annotations, kept in each message's "
+        "meta; a message marked _excluded is loaded, so the history stays whole, with a warning.",
+        leaves_out="Usage and tool schemas (a message list carries neither); other content types (data, uri, "
+        "hosted files, usage…) are kept as their JSON text, and messages of an unknown role are skipped with a "
+        "warning.",
     )
 )

@@ -524,5 +524,14 @@ register_format(
         extensions=(".json", ".jsonl"),
         description="Anthropic Messages requests ({system, messages, tools} with content blocks), bare message lists "
         "with Anthropic blocks, and request/response captures (claude-trace JSONL, streamed or JSON responses).",
+        reads="A request body (system, messages, tools), a bare list with Anthropic blocks, or a capture of "
+        "request/response pairs (JSON or raw SSE responses): the longest request plus its response is the "
+        "conversation, with the usage (cache split by TTL) of every response whose request it extends. Blocks: "
+        "text, thinking, redacted_thinking, tool_use, tool_result (text, image or document content; is_error), "
+        "image, document; each tool_result becomes its own tool message.",
+        leaves_out="Requests of a capture that the longest one does not extend (side calls such as title or quota "
+        "requests, and calls before a context reset) are not read; nor are the model and request parameters "
+        "(max_tokens, thinking, context_management) or cache_control marks. Server-side tool blocks stay in the "
+        "assistant message as JSON text; AWS Bedrock binary event streams are skipped with a warning.",
     )
 )

@@ -251,5 +251,12 @@ register_format(
         read=read,
         write=write,
         description="A JSON list of haystack ChatMessage.to_dict() objects (all shapes from_dict accepts).",
+        reads="ChatMessage.to_dict() lists (or {messages: [...]}) in every shape from_dict accepts (content parts, "
+        "plain-string content, the 2.9–2.11 underscore form): text, tool_call (id, tool_name, arguments, extra), "
+        "tool_call_result (text or text/image/file parts, origin, error; several in one message become several "
+        "tool messages), reasoning, image and file parts, name and meta.",
+        leaves_out="Image and file bytes (their type, detail and size are kept: the counters price them at fixed "
+        "rates); usage in meta stays in meta and is not reported as provider usage; tool schemas are not part of "
+        "a message list; unknown part kinds are skipped with a warning.",
     )
 )

@@ -397,5 +397,12 @@ register_format(
         extensions=(".json", ".eval"),
         description="Inspect AI eval logs (.eval archives and .json EvalLogs): one conversation per sample and "
         "epoch, usage from model events, compaction events and summaries.",
+        reads="EvalLog .json files, .eval archives (member by member, the total uncompressed size capped) and "
+        "single samples: one conversation per sample and epoch from its messages (or its last model event when it "
+        "has none), attachment:// references resolved, usage from the model events (cache reads and writes split "
+        "out), tool schemas from the last model event, and compaction events with their summaries.",
+        leaves_out="Scores, sample metadata and every event other than model and compaction events (tool, state, "
+        "store, sandbox, subtask…) are not read; content parts of unknown types are kept as JSON text with a "
+        "warning.",
     )
 )

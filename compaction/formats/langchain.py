@@ -305,5 +305,13 @@ register_format(
         read=read,
         description="LangChain messages_to_dict or dumpd message lists (also {messages: [...]}); tool calls, "
         "content blocks and usage_metadata.",
+        reads="messages_to_dict and dumpd lists and {messages: [...]} wrappers (LangGraph state): content text and "
+        "blocks (text, image, file, tool_use, thinking, reasoning, tool_call), tool_calls and invalid_tool_calls, "
+        "the legacy additional_kwargs tool_calls / function_call, reasoning_content, usage_metadata (cache reads "
+        "and writes split out) or the older response_metadata.token_usage, tool_call_id, error status and name; "
+        "response_metadata.model_name goes into the message's meta.",
+        leaves_out="RemoveMessage entries (state updates, not messages) are skipped with a warning; other "
+        "response_metadata and additional_kwargs fields and tool schemas are not read. A dumpd id path only names "
+        "the message kind: it is matched, never imported.",
     )
 )

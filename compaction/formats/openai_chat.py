@@ -291,5 +291,12 @@ register_format(
         write=write,
         description="Chat-completions messages (tool_calls, role tool): a bare list, {messages, tools}, or a "
         "request/response log with messages + response.",
+        reads="A bare message list, {messages, tools}, or a request/response dump (LiteLLM, OpenHands completions) "
+        "whose response's first choice is appended: roles system/developer/user/assistant/tool/function, text and "
+        "image parts, tool_calls (arguments as JSON text; undecodable text kept raw with a warning), the legacy "
+        "function_call, reasoning_content, and the tool schemas.",
+        leaves_out="Usage (a message list has none, and a dump's response.usage is not read), the request's model "
+        "and parameters, and choices after the first; content parts other than text and images (audio, files) are "
+        "kept as their JSON text with a warning.",
     )
 )

@@ -518,6 +518,14 @@ register_format(
         extensions=(".json", ".jsonl"),
         description="OpenHands trajectories (a list of events, or {trajectory}) and evaluation output.jsonl "
         "({instance_id, history}); events become the messages ConversationMemory sends.",
+        reads="Event streams and evaluation outputs, turned into the messages ConversationMemory sends: one LLM "
+        "call per model_response (its text and every tool call, usage from model_response.usage or llm_metrics), "
+        "observations as the results of their calls with OpenHands' formatting and its 30,000-character middle "
+        "truncation, the system action and its tools, recalled context through OpenHands' templates, and "
+        "condensation actions as log compactions with their summaries.",
+        leaves_out="Events the model never sees (agent state changes, recall requests, null observations, loop "
+        "recovery); the whitespace of recalled context is approximate (it varies by version); a run without "
+        "function calling has no tool calls: its actions become assistant text, with a warning.",
     )
 )
 

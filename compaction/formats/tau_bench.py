@@ -276,6 +276,10 @@ register_format(
         read=read_tau,
         description="tau-bench task results (a list of {task_id, trial, reward, info, traj}); one conversation "
         "per task trial.",
+        reads="A list of task results (or one): each traj, the agent's own chat-completions prompt history with "
+        "its system prompt, tool calls and results, is a conversation with id task<task_id>-trial<trial>.",
+        leaves_out="Usage and tool schemas (the results file has neither), and the reward and info of each "
+        "result.",
     )
 )
 
@@ -287,5 +291,12 @@ register_format(
         read=read_tau2,
         description="tau2-bench results ({info, tasks, simulations}); one conversation per simulation, the user "
         "simulator's own tool calls flagged as hidden from the agent.",
+        reads="Each simulation's messages: the agent's turns as LLM calls with their usage, the user simulator's "
+        "text as user messages, the simulator's own tool calls kept in place but flagged hidden from the agent, "
+        "tool results with errors, for the default llm_agent the system prompt rebuilt from the domain policy "
+        "(flagged reconstructed), and tool schemas from the file's tool_defs when it has them.",
+        leaves_out="The user simulator's usage (kept in message meta only, not as LLM calls); the system prompt of "
+        "other agent implementations (the file does not hold it); task definitions, rewards and evaluation "
+        "results.",
     )
 )

@@ -1,7 +1,8 @@
-"""Choosing the log (a bundled sample or an upload) and showing what was read from it."""
+"""Choosing the log (a bundled sample, an upload, or a session on this machine) and showing what was read from it."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -10,8 +11,9 @@ import streamlit as st
 
 import compaction
 from compaction.conversation import Conversation
+from compaction.discover import FoundSession, format_of, matching_conversations
 
-from . import cache
+from . import cache, local_sessions
 from .text import escape_markdown
 
 DEFAULT_SAMPLE = "coding_agent.openai.json"
@@ -24,6 +26,7 @@ UPLOAD_KEY = "log.upload"
 UPLOADED_PICK_KEY = "log.upload.pick"
 FORMAT_KEY = "log.format"
 CONVERSATION_KEY = "log.conversation"
+LOCAL_CONVERSATION_SET_KEY = "log.local.conversation_set"
 #: written by the fleet view's "Open in the explorer" buttons
 OPEN_LOG_KEY = "fleet_open_log"
 
@@ -34,10 +37,14 @@ class LogChoice:
 
     name: str
     data: bytes
-    origin: str  # "sample" | "upload" | "fleet" (opened from the fleet view)
+    origin: str  # "sample" | "upload" | "fleet" (opened from the fleet view) | "local" (a session on this machine)
     format: str | None = None
     #: the content hash when it is already known (hashing megabytes on every rerun is avoidable)
     known_digest: str | None = None
+    #: a local log kept as a folder (a Cline task, OpenCode's storage): read from there, ``data`` is empty
+    folder: str | None = None
+    #: the conversation to open first, for a local session inside a log of several
+    conversation: str | None = None
 
     @cached_property
     def key(self) -> str:
@@ -62,8 +69,37 @@ def upload_types() -> list[str]:
 
 
 def read_log(choice: LogChoice) -> list[Conversation]:
-    """The conversations of a chosen log (cached by content). Raises ``LoadError`` with a readable reason."""
-    return cache.parse_log(choice.key, choice.name, choice.format, choice.data)
+    """The conversations of a chosen log (cached by content). Raises ``LoadError`` with a readable reason. The first
+    time a local session inside a log of several is read, its conversation becomes the one shown."""
+    if choice.folder is not None:
+        conversations = parse_folder(choice.key, choice.folder, choice.format)
+    else:
+        conversations = cache.parse_log(choice.key, choice.name, choice.format, choice.data)
+    if choice.conversation is not None and st.session_state.get(LOCAL_CONVERSATION_SET_KEY) != choice.key:
+        st.session_state[LOCAL_CONVERSATION_SET_KEY] = choice.key
+        matching = matching_conversations(conversations, choice.conversation)
+        if matching:
+            st.session_state[CONVERSATION_KEY] = matching[0].id
+    return conversations
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def parse_folder(key: str, folder: str, format: str | None) -> list[Conversation]:
+    """Every conversation of a log kept as a folder on this machine (``key``: the folder's version)."""
+    return compaction.load_all_conversations(folder, format=format)
+
+
+def local_log(session: FoundSession, forced_format: str | None) -> LogChoice:
+    """A session found on this machine as the log to replay: a file's bytes (read once per version of the file), or
+    a folder read where it lies. ``OSError`` when it cannot be read any more."""
+    fmt = forced_format or format_of(session)
+    if os.path.isdir(session.path):
+        version = cache.digest(f"{session.path}\0{session.modified}\0{session.size}".encode())
+        return LogChoice(session.path, b"", "local", fmt, f"folder:{version}", folder=session.path,
+                         conversation=session.conversation)
+    stat = os.stat(session.path)
+    data, known = cache.sample_file(session.path, stat.st_mtime_ns, stat.st_size)
+    return LogChoice(session.path, data, "local", fmt, known, conversation=session.conversation)
 
 
 def choose_log(samples_dir: Path) -> LogChoice | None:
@@ -91,6 +127,7 @@ def choose_log(samples_dir: Path) -> LogChoice | None:
         "session's memory only.",
     )
     upload = pick_upload(list(uploads or []))
+    local = local_sessions.choose_local_session()
     names = list(compaction.formats())
     chosen_format = st.selectbox(
         "Format",
@@ -106,6 +143,12 @@ def choose_log(samples_dir: Path) -> LogChoice | None:
     if upload is not None:
         data = upload.getvalue()
         return LogChoice(upload.name, data, "upload", fmt, cache.upload_digest(upload.file_id, len(data), data))
+    if local is not None:
+        try:
+            return local_log(local, fmt)
+        except OSError as exc:
+            st.warning(f"**This session cannot be read any more** — {escape_markdown(str(exc.strerror or exc))}. "
+                       "Choose *Look again* to refresh the list.", icon=":material/warning:")
     if sample is not None:
         stat = sample.stat()
         data, known = cache.sample_file(str(sample), stat.st_mtime_ns, stat.st_size)
@@ -157,7 +200,8 @@ def show_log_facts(choice: LogChoice, conversation: Conversation, conversations:
     """Main area: what was read — format, messages, LLM calls, tool calls, results, and the load warnings."""
     info = compaction.formats().get(conversation.format)
     title = info.title if info is not None else conversation.format
-    where = {"sample": "bundled sample", "fleet": "log opened from the fleet"}.get(choice.origin, "uploaded file")
+    where = {"sample": "bundled sample", "fleet": "log opened from the fleet",
+             "local": "session on this machine"}.get(choice.origin, "uploaded file")
     extra = f" · conversation {escape_markdown(conversation.id)} of {conversations}" if conversations > 1 else ""
     st.caption(f"{where}: **{escape_markdown(choice.name)}** · read as {escape_markdown(title)}{extra}")
     summary = conversation.summary()
