@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from compaction.ui.server import STARTUP_SECONDS as SERVER_STARTUP_SECONDS
 from compaction.ui.server import streamlit_app  # noqa: F401 - the browser tests take it from here
+
+#: the app under test never lists the agent sessions of whoever runs the tests (tests that check the picker opt in)
+os.environ.setdefault("COMPACTION_LAB_LOCAL_SESSIONS", "0")
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_conversations"

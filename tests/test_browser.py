@@ -31,7 +31,7 @@ CONNECTED = "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
 @pytest.fixture(scope="module")
 def samples_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The bundled samples when the default one exists; otherwise a folder with the AppTest suite's coding log."""
-    env = dict(os.environ)
+    env = {**os.environ, "COMPACTION_LAB_LOCAL_SESSIONS": "0"}  # never list the sessions of whoever runs the tests
     env.pop("COMPACTION_LAB_SAMPLES", None)
     if (SAMPLES / source.DEFAULT_SAMPLE).exists():
         return env

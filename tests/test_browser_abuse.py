@@ -67,7 +67,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     folder = tmp_path_factory.mktemp("abuse_samples")
     for name, conversation in ((source.DEFAULT_SAMPLE, coding_log()), (HOSTILE_SAMPLE, hostile_log())):
         (folder / name).write_text(json.dumps(compaction.convert(conversation, "openai")))
-    env = {**os.environ, "COMPACTION_LAB_SAMPLES": str(folder)}
+    env = {**os.environ, "COMPACTION_LAB_SAMPLES": str(folder), "COMPACTION_LAB_LOCAL_SESSIONS": "0"}
     with streamlit_app(env, "--server.maxUploadSize", str(UPLOAD_CAP_MB)) as url:
         yield url
 

@@ -37,3 +37,19 @@ def test_broken_json_still_reports_the_json_error() -> None:
         compaction.load(b'{"messages": [1, 2', name="cut.json")
     except compaction.LoadError as exc:
         assert "not valid JSON" in str(exc)
+
+
+def test_an_upload_never_reads_files_of_the_server(tmp_path, monkeypatch) -> None:
+    """An upload's name is the uploader's: files 'beside' it are not looked up on this machine."""
+    (tmp_path / "ui_messages.json").write_text("[]")
+    monkeypatch.chdir(tmp_path)
+    doc = parse_document(b'{"a": 1}', "ui_messages.json")
+    assert doc.folder is None and doc.companion("ui_messages.json") is None
+    on_disk = tmp_path / "log.json"
+    on_disk.write_text('{"a": 1}')
+    from compaction.formats.base import read_path
+
+    doc = parse_document(read_path(on_disk), str(on_disk))
+    doc.folder = on_disk.parent
+    assert doc.companion("ui_messages.json") == b"[]"
+    assert doc.companion("../ui_messages.json") is None and doc.companion(str(tmp_path / "x")) is None

@@ -46,14 +46,19 @@ def _safe_read(info: FormatInfo, doc: Document) -> list[Conversation]:
                         internal=True) from exc
 
 
-def load_all_conversations(source: str | Path | bytes, format: str | None = None, name: str | None = None
-                           ) -> list[Conversation]:
-    """Every conversation in a log (a file path, or its bytes with an optional display ``name``)."""
+def load_all_conversations(source: str | Path | bytes, format: str | None = None, name: str | None = None, *,
+                           folder: str | Path | None = None) -> list[Conversation]:
+    """Every conversation in a log (a file path, or its bytes with an optional display ``name``). Files that belong
+    with a log (Cline's ``ui_messages.json``) are read from the log's own folder; for bytes only from ``folder``,
+    when the caller knows where they came from on this machine (never for an upload)."""
     if isinstance(source, (bytes, bytearray)):
         data, path = bytes(source), name
+        where = Path(folder) if folder is not None else None
     else:
         data, path = read_path(source), name or str(source)
+        where = Path(source).parent
     doc = parse_document(data, path)
+    doc.folder = where
     if format:
         known = formats()
         if format not in known:

@@ -28,16 +28,19 @@ class Document:
     text: str | None = None  # for text: the decoded file
     #: files that came with this one (several uploads at once), by file name; see :meth:`companion`
     companions: dict[str, bytes] = field(default_factory=dict, repr=False)
+    #: the folder the log lies in on this machine, when it was read from disk (never for an upload: its name is the
+    #: uploader's, not a path of this machine); companions may be read from it
+    folder: Path | None = None
 
     def companion(self, name: str) -> bytes | None:
         """A file that belongs with this log (e.g. Cline's ``ui_messages.json`` beside its
-        ``api_conversation_history.json``): one given with it, else the file of that name next to it on disk, else
-        None. Only a regular file within :data:`COMPANION_LIMIT` bytes is read."""
+        ``api_conversation_history.json``): one given with it, else the file of that name in :attr:`folder`, else
+        None. Only a regular file within :data:`COMPANION_LIMIT` bytes is read, and only a plain name is looked up."""
         if name in self.companions:
             return self.companions[name]
-        if not self.path:
+        if self.folder is None or Path(name).name != name or name in ("", ".", ".."):
             return None
-        candidate = Path(self.path).parent / name
+        candidate = self.folder / name
         try:
             if not candidate.is_file() or candidate.stat().st_size > COMPANION_LIMIT:
                 return None
@@ -248,6 +251,13 @@ def iter_records(doc: Document) -> Iterator[tuple[int | None, Any]]:
             yield None, item
     else:
         yield None, doc.value
+
+
+def read_document(path: str | Path) -> Document:
+    """The file at ``path`` parsed as a :class:`Document` that may read its companions from its folder."""
+    doc = parse_document(read_path(path), str(path))
+    doc.folder = Path(path).parent
+    return doc
 
 
 def read_path(path: str | Path) -> bytes:

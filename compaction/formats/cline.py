@@ -38,7 +38,7 @@ from ._cline_history import ROO_TAGS, History, read_history
 from ._cline_text import is_environment_details, not_run_notice, result_header
 from ._cline_usage import align, api_requests, call_sources, metrics_usage, request_usage, roo_counts_total_input
 from ._fields import as_mapping, as_text, first_misfit, type_name
-from .base import Document, FormatInfo, LoadError, parse_document, read_path, register_format
+from .base import Document, FormatInfo, LoadError, parse_document, read_document, register_format
 
 CLINE, ROO = "cline", "roo-code"
 TITLES = {CLINE: "Cline task", ROO: "Roo Code task"}
@@ -395,7 +395,7 @@ def _folder_reader(flavor: str):
         history = Path(folder) / API_HISTORY
         if not history.is_file():
             return None
-        doc = parse_document(read_path(history), str(history))
+        doc = read_document(history)
         found, _ = classify(doc)
         if found != flavor:
             return None

@@ -57,9 +57,11 @@ def upload_digest(file_id: str, size: int, _data: bytes) -> str:
 
 
 @st.cache_resource(max_entries=6, show_spinner=False)
-def parse_log(key: str, name: str, format: str | None, _data: bytes) -> list[Conversation]:
-    """Every conversation in a log (``key`` is the content hash of ``_data``). Raises ``LoadError``."""
-    return compaction.load_all_conversations(_data, format=format, name=name)
+def parse_log(key: str, name: str, format: str | None, _data: bytes, folder: str | None = None
+              ) -> list[Conversation]:
+    """Every conversation in a log (``key`` is the content hash of ``_data``; ``folder``: where a log of this machine
+    lies, for the files that belong with it — never set for an upload). Raises ``LoadError``."""
+    return compaction.load_all_conversations(_data, format=format, name=name, folder=folder)
 
 
 @st.cache_resource(show_spinner=False)

@@ -74,7 +74,8 @@ def read_log(choice: LogChoice) -> list[Conversation]:
     if choice.folder is not None:
         conversations = parse_folder(choice.key, choice.folder, choice.format)
     else:
-        conversations = cache.parse_log(choice.key, choice.name, choice.format, choice.data)
+        folder = os.path.dirname(choice.name) if choice.origin == "local" else None
+        conversations = cache.parse_log(choice.key, choice.name, choice.format, choice.data, folder)
     if choice.conversation is not None and st.session_state.get(LOCAL_CONVERSATION_SET_KEY) != choice.key:
         st.session_state[LOCAL_CONVERSATION_SET_KEY] = choice.key
         matching = matching_conversations(conversations, choice.conversation)
