@@ -352,12 +352,14 @@ class HistoryRunner(Runner):
         return result
 
     def summarize(self, params: Mapping[str, Any], instruction: str, messages: Sequence[Message],
-                  budget_tokens: int | None = None, rendered: str | None = None) -> SummaryCall:
+                  budget_tokens: int | None = None, rendered: str | None = None,
+                  sent: Sequence[Message] = ()) -> SummaryCall:
         """One summarizer call over ``messages`` with the backend ``params`` select; ``rendered`` is the request's
-        transcript when the framework renders the messages its own way."""
+        transcript when the framework renders the messages its own way, ``sent`` the exact messages when it does not
+        send instruction (system) + transcript (user)."""
         budget = int(budget_tokens if budget_tokens is not None else params.get("summary_tokens", 512))
         text = rendered if rendered is not None else transcript(messages)
-        request = SummaryRequest(instruction, text, tuple(messages), budget)
+        request = SummaryRequest(instruction, text, tuple(messages), budget, tuple(sent))
         return self.ctx.summarizer(params).summarize(request, self.counter)
 
 
