@@ -3,12 +3,14 @@
 Per message: characters of the content (a string's length; for a list of content blocks, text blocks by their text,
 image blocks as a fixed 85 tokens, any other block by the length of its Python ``repr``), plus, for an AI message
 with string content, the ``repr`` of its tool calls; plus a tool message's ``tool_call_id``; plus the OpenAI role
-name (``system``/``user``/``assistant``/``tool``) and the message name. The message costs
+name (``system``/``user``/``assistant``/``tool``) and the message's ``name``. The message costs
 ``ceil(chars / chars_per_token) + 3``; the total is the sum (tool schemas are not counted: the middleware passes none).
 
-Our messages map onto LangChain's as ``convert_to_messages`` would build them from an OpenAI-style log: a message
-with one text part (or none) and nothing else has string content; otherwise its content is a list of blocks
-(reasoning, text, image, file), which — as in LangChain — also means its tool calls are not counted separately.
+Our messages map onto LangChain's as a LangChain agent holds them (``convert_to_messages`` of an OpenAI-style log,
+plus the agent's tool node): a message with one text part (or none) and nothing else has string content; otherwise
+its content is a list of blocks (reasoning, text, image, file), which — as in LangChain — also means its tool calls
+are not counted separately. A tool message is named after its tool (the tool node sets ``name=<tool>`` on every
+``ToolMessage`` it makes), so the tool's name is counted even when the log gave the message no name of its own.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from .tokens import Counter, Tally, _IdCache
 
 TOKENS_PER_IMAGE = 85
 EXTRA_TOKENS_PER_MESSAGE = 3.0
+#: meta key of a message whose content LangChain holds as a list of blocks even when a single text part is left
+#: (a partial copy ``trim_messages`` made of a message with list content)
+LIST_CONTENT = "langchain_list_content"
 
 
 def langchain_content(message: Message) -> str | list[Any]:
@@ -31,7 +36,8 @@ def langchain_content(message: Message) -> str | list[Any]:
         if isinstance(result.result, str):
             return result.result
         return [_block(part) for part in result.result]
-    if not message.reasoning and not message.images and not message.files and len(message.texts) <= 1:
+    plain = not message.reasoning and not message.images and not message.files and len(message.texts) <= 1
+    if plain and not message.meta.get(LIST_CONTENT):
         return message.texts[0] if message.texts else ""
     blocks: list[Any] = [{"type": "reasoning", "reasoning": r} for r in message.reasoning]
     blocks += [{"type": "text", "text": t} for t in message.texts]
@@ -43,8 +49,20 @@ def _block(part: str | Image | File) -> dict[str, Any]:
     if isinstance(part, str):
         return {"type": "text", "text": part}
     if isinstance(part, Image):
-        return {"type": "image", "mime_type": part.mime_type, "url": part.source}
+        if part.source and part.source != "base64":
+            return {"type": "image", "mime_type": part.mime_type, "url": part.source}
+        return {"type": "image", "mime_type": part.mime_type, "base64": "..."}  # the bytes are not kept
     return {"type": "file", "mime_type": part.mime_type, "filename": part.filename}
+
+
+def langchain_name(message: Message) -> str | None:
+    """The ``name`` LangChain holds for ``message``: its own, else, for a tool message, its tool's (the name of the
+    call it answers; for a result whose call the log lost, the name the reader gave it)."""
+    if message.name:
+        return message.name
+    if message.tool_result is not None:
+        return message.tool_result.tool_name or None
+    return None
 
 
 def langchain_tool_calls(message: Message) -> list[dict[str, Any]]:
@@ -73,8 +91,7 @@ def approximate_tokens(message: Message, chars_per_token: float = 4.0) -> float:
     if message.tool_result is not None:
         chars += len(message.tool_result.call_id or "")
     chars += len(message.role)
-    if message.name:
-        chars += len(message.name)
+    chars += len(langchain_name(message) or "")
     return images * TOKENS_PER_IMAGE + math.ceil(chars / chars_per_token) + EXTRA_TOKENS_PER_MESSAGE
 
 

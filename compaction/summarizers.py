@@ -41,6 +41,13 @@ class SummaryRequest:
     transcript: str  # the user-side content: a rendered transcript, or the raw messages rendered for display
     messages: tuple[Message, ...]  # the messages being summarized (what the extractive backend mines)
     budget_tokens: int  # the size to aim for
+    #: the exact messages sent, for a framework that does not send instruction (system) + transcript (user), e.g.
+    #: LangChain's one human message: its prompt with the transcript filled in
+    sent: tuple[Message, ...] = ()
+
+    def prompt(self) -> tuple[Message, ...]:
+        """The messages the framework sends to its summarizer model."""
+        return self.sent or (Message("system", (self.instruction,)), Message("user", (self.transcript,)))
 
 
 @dataclass
@@ -69,11 +76,10 @@ class Summarizer(ABC):
         """The summary text (unwrapped: the strategy adds its framework's wrapper)."""
 
     def summarize(self, request: SummaryRequest, counter: Counter) -> SummaryCall:
-        """Summarize and measure the call with ``counter`` (input = instruction + transcript)."""
+        """Summarize and measure the call with ``counter`` (input = the request's :meth:`~SummaryRequest.prompt`)."""
         text = self.text(request)
-        prompt = (Message("system", (request.instruction,)), Message("user", (request.transcript,)))
-        return SummaryCall(text, counter.count(prompt), counter.count((Message("assistant", (text,)),)), self.name,
-                           self.simulated)
+        return SummaryCall(text, counter.count(request.prompt()), counter.count((Message("assistant", (text,)),)),
+                           self.name, self.simulated)
 
 
 # ------------------------------------------------------------------------------------------------- extractive
@@ -191,8 +197,7 @@ class OpenAICompatibleSummarizer(Summarizer):
     def text(self, request: SummaryRequest) -> str:
         payload = {
             "model": self.model,
-            "messages": [{"role": "system", "content": request.instruction},
-                         {"role": "user", "content": request.transcript}],
+            "messages": [{"role": m.role, "content": m.text} for m in request.prompt()],
             "max_tokens": max(request.budget_tokens, 16) * 2,
         }
         path = Path(self.cache_dir) / f"{self._key({**payload, 'base_url': self.base_url})}.json"

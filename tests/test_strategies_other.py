@@ -1,10 +1,9 @@
 """Anthropic, LangChain, SWE-agent, Codex, Inspect AI and OpenHands strategies: one test per spec rule
-(docs/spec/frameworks.md §4, §5, §6, §7, §9.1, §10), properties over the bundled samples and real logs, and differential
-checks against langchain-core when it is installed."""
+(docs/spec/frameworks.md §4, §5, §6, §7, §9.1, §10) and properties over the bundled samples and real logs. The
+LangChain differential tests (against the installed langchain) are in test_langchain_differential.py."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -713,52 +712,6 @@ def _plain_logs() -> list[Path]:
     return sorted(plain.glob("*.json")) if plain.is_dir() else []
 
 
-def _lc_messages(path: Path):
-    from langchain_core.messages.utils import convert_to_messages
-
-    return convert_to_messages(json.loads(path.read_text(encoding="utf-8")))
-
-
-@pytest.mark.parametrize("path", _plain_logs(), ids=lambda p: p.name)
-def test_count_tokens_approximately_matches_langchain_core(path):
-    pytest.importorskip("langchain_core")
-    from langchain_core.messages.utils import count_tokens_approximately
-
-    c = compaction.load(path)
-    lc = _lc_messages(path)
-    counter = compaction.make_counter("langchain")
-    assert counter.count(c.messages) == count_tokens_approximately(lc)
-    for ours, theirs in zip(c.messages, lc, strict=True):
-        assert counter.count([ours]) == count_tokens_approximately([theirs])
-
-
-@pytest.mark.parametrize("path", _plain_logs(), ids=lambda p: p.name)
-@pytest.mark.parametrize("settings", [{"keep": 3}, {"keep": 0, "clear_at_least": 1500}, {"keep": 2, "clear_tool_inputs": True}])
-def test_clear_tool_uses_matches_langchain(path, settings):
-    pytest.importorskip("langchain")
-    from langchain.agents.middleware.context_editing import ClearToolUsesEdit
-    from langchain_core.messages import ToolMessage
-    from langchain_core.messages.utils import count_tokens_approximately
-
-    c = compaction.load(path)
-    head = 1 if c.messages[0].role == "system" else 0
-    r0 = run(c, "langchain.context_editing", {"trigger": 10**9})
-    last_call = r0.steps[-1].message_index  # the last call sent messages[:last_call]
-    state_lc = _lc_messages(path)[head:last_call]
-    trigger = count_tokens_approximately(state_lc) // 2
-    theirs = list(state_lc)
-    ClearToolUsesEdit(trigger=trigger, **settings).apply(theirs, count_tokens=count_tokens_approximately)
-    r = run(c, "langchain.context_editing", {"trigger": trigger, **settings})
-    ours = [i.message for i in last_context(r)][head:]
-    assert len(ours) == len(theirs)
-    assert sum(isinstance(t, ToolMessage) and t.content == "[cleared]" for t in theirs) > 0
-    for mine, their in zip(ours, theirs, strict=True):
-        if isinstance(their, ToolMessage):
-            assert mine.tool_result.text == their.content
-        for mc, tc in zip(mine.tool_calls, getattr(their, "tool_calls", []), strict=True):
-            assert dict(mc.arguments) == tc["args"]
-
-
 # ================================================================================================ properties
 def _property_logs() -> list[Path]:
     return [*sample_paths("*.openai.json"), *_plain_logs()]
@@ -841,57 +794,3 @@ def test_registration_metadata():
         for p in info.params:
             assert p.help and p.coerce(p.default) == p.default or p.type == "str_list"
         assert info.policy == "none"
-
-
-@pytest.mark.parametrize("path", _plain_logs(), ids=lambda p: p.name)
-@pytest.mark.parametrize("budget", [300, 1500, 4000, 12000])
-def test_trim_last_matches_langchain_trim_messages(path, budget):
-    pytest.importorskip("langchain_core")
-    from langchain_core.messages.utils import count_tokens_approximately, trim_messages
-
-    from compaction.strategies.langchain import trim_last
-
-    c = compaction.load(path)
-    head = 1 if c.messages[0].role == "system" else 0
-    prefix = c.messages[head: head + 40]
-    counter = compaction.make_counter("langchain")
-    positions, partial = trim_last(prefix, budget, counter.count)
-    theirs = trim_messages(_lc_messages(path)[head: head + 40], max_tokens=budget,
-                           token_counter=count_tokens_approximately, strategy="last", start_on="human",
-                           allow_partial=True, include_system=True)
-    assert len(positions) == len(theirs)
-    for pos, their in zip(positions, theirs, strict=True):
-        mine = partial.get(pos, prefix[pos])
-        mine_text = mine.tool_result.text if mine.tool_result is not None else mine.text
-        assert mine_text == their.content
-
-
-@pytest.mark.parametrize("path", _plain_logs(), ids=lambda p: p.name)
-@pytest.mark.parametrize("keep,trim", [("messages=6", 4000), ("tokens=3000", 4000), ("messages=15", 20000),
-                                       ("tokens=1500", 0)])
-def test_summarization_matches_langchain_middleware(path, keep, trim):
-    pytest.importorskip("langchain")
-    from langchain.agents.middleware.summarization import SummarizationMiddleware
-    from langchain_core.language_models.fake_chat_models import FakeListChatModel
-    from langchain_core.messages import HumanMessage
-
-    from compaction.strategies.langchain import SUMMARY_PREFIX, TOO_LONG
-
-    c = compaction.load(path)
-    head = 1 if c.messages[0].role == "system" else 0
-    state = list(c.messages[head: head + 40])
-    kind, value = keep.split("=")
-    middleware = SummarizationMiddleware(model=FakeListChatModel(responses=["SUMMARY"]), trigger=("messages", 40),
-                                         keep=(kind, int(value)), trim_tokens_to_summarize=trim or None)
-    theirs = middleware.before_model({"messages": _lc_messages(path)[head: head + 40]}, None)["messages"]
-    # ours: the same 40 state messages, then one more call; the trigger first holds at that call
-    r = run(conv(*c.messages[:head], *state, assistant("next")), "langchain.summarization",
-            {"trigger": "messages>=40", "keep": keep, "trim_tokens_to_summarize": trim})
-    ours = [i.message for i in last_context(r)][head:]
-    assert r.steps[-1].compacted
-    assert isinstance(theirs[1], HumanMessage) and ours[0].text.startswith(SUMMARY_PREFIX)
-    assert (theirs[1].content == SUMMARY_PREFIX + TOO_LONG) == (ours[0].text == SUMMARY_PREFIX + TOO_LONG)
-    preserved = theirs[2:]
-    assert len(ours) - 1 == len(preserved)
-    for mine, their in zip(ours[1:], preserved, strict=True):
-        assert (mine.tool_result.text if mine.tool_result is not None else mine.text) == their.text

@@ -6,6 +6,8 @@ hooks and counters over the same logs and compare.
 
 - :mod:`compaction.interop.haystack` — haystack-ai ``ChatMessage``/``Tool`` conversion and a driver that runs the
   real ``CompactionHook`` call by call, as the Haystack ``Agent`` does.
+- :mod:`compaction.interop.langchain` — our messages as the LangChain messages an agent holds, and a driver that
+  runs real LangChain v1 agent middleware call by call, as ``create_agent`` does.
 """
 
 from __future__ import annotations
@@ -25,6 +27,13 @@ _HAYSTACK_NAMES = (
     "to_haystack_tools",
     "with_tokens_sent",
 )
+_LANGCHAIN_NAMES = (
+    "MiddlewareCall",
+    "drive_langchain_middleware",
+    "langchain_view",
+    "to_langchain_message",
+    "to_langchain_messages",
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -33,7 +42,11 @@ def __getattr__(name: str) -> Any:
         from . import haystack
 
         return getattr(haystack, name)
+    if name in _LANGCHAIN_NAMES:
+        from . import langchain
+
+        return getattr(langchain, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = list(_HAYSTACK_NAMES)
+__all__ = [*_HAYSTACK_NAMES, *_LANGCHAIN_NAMES]

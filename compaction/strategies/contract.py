@@ -129,10 +129,10 @@ class Strategy:
 
     # ------------------------------------------------------------------------------------------ helpers
     def summarize(self, instruction: str, messages: Sequence[Message], budget_tokens: int | None = None,
-                  rendered: str | None = None) -> SummaryCall:
+                  rendered: str | None = None, sent: Sequence[Message] = ()) -> SummaryCall:
         """One call of the summarizer this strategy's params select (``summarizer``, ``summary_tokens``), recorded
-        as a model call of this step."""
-        call = summarize(self.ctx, self.counter, self.params, instruction, messages, budget_tokens, rendered)
+        as a model call of this step (``rendered``, ``sent``: see :func:`~.history_runner.summarize`)."""
+        call = summarize(self.ctx, self.counter, self.params, instruction, messages, budget_tokens, rendered, sent)
         self.model_call(call.usage())
         return call
 

@@ -352,19 +352,21 @@ class HistoryRunner(Runner):
         return result
 
     def summarize(self, params: Mapping[str, Any], instruction: str, messages: Sequence[Message],
-                  budget_tokens: int | None = None, rendered: str | None = None) -> SummaryCall:
+                  budget_tokens: int | None = None, rendered: str | None = None,
+                  sent: Sequence[Message] = ()) -> SummaryCall:
         """One summarizer call (see :func:`summarize`)."""
-        return summarize(self.ctx, self.counter, params, instruction, messages, budget_tokens, rendered)
+        return summarize(self.ctx, self.counter, params, instruction, messages, budget_tokens, rendered, sent)
 
 
 def summarize(ctx: RunContext, counter: Counter, params: Mapping[str, Any], instruction: str,
-              messages: Sequence[Message], budget_tokens: int | None = None, rendered: str | None = None
-              ) -> SummaryCall:
+              messages: Sequence[Message], budget_tokens: int | None = None, rendered: str | None = None,
+              sent: Sequence[Message] = ()) -> SummaryCall:
     """One summarizer call over ``messages`` with the backend ``params`` select (``summarizer``, ``summary_tokens``);
-    ``rendered`` is the request's transcript when the framework renders the messages its own way."""
+    ``rendered`` is the request's transcript when the framework renders the messages its own way, ``sent`` the exact
+    messages when it does not send instruction (system) + transcript (user)."""
     budget = int(budget_tokens if budget_tokens is not None else params.get("summary_tokens", 512))
     text = rendered if rendered is not None else transcript(messages)
-    request = SummaryRequest(instruction, text, tuple(messages), budget)
+    request = SummaryRequest(instruction, text, tuple(messages), budget, tuple(sent))
     return ctx.summarizer(params).summarize(request, counter)
 
 

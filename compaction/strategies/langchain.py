@@ -10,9 +10,16 @@ for Anthropic models); a replay has no such usage for the compacted run, so the 
 ``langchain:3.3`` for the Anthropic tuning). For the same reason the ``tokens`` clause's alternative — the last AI
 message's reported total at or above the threshold — does not apply.
 
-``SummarizationMiddleware`` rewrites the agent state (persisted). ``ContextEditingMiddleware`` edits a copy of the
-messages for each model request — a projection, as langchain 1.5.2 does it (observed): the state keeps the
-originals, so every call starts again from the full history.
+``SummarizationMiddleware`` rewrites the agent state (persisted). Its summary model receives one human message: the
+``summary_prompt`` with the messages to summarize (after ``trim_messages``) filled in where ``{messages}`` stands,
+rendered as ``get_buffer_string(format="xml")`` renders them (:mod:`compaction.langchain_prompt`), byte for byte as
+langchain 1.5.2 sends it; the summary goes back into the state as the human message
+``"Here is a summary of the conversation to date:\n\n" + summary`` marked ``lc_source: summarization``.
+``ContextEditingMiddleware`` edits a copy of the messages for each model request — a projection, as langchain 1.5.2
+does it (observed): the state keeps the originals, so every call starts again from the full history.
+
+Tool messages are counted as a LangChain agent holds them, named after their tool (see
+:mod:`compaction.langchain_counter`).
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ from typing import Any
 
 from ..conversation import Message, ToolResult
 from ..history import Entry, inserted
-from ..langchain_counter import langchain_content
+from ..langchain_counter import LIST_CONTENT, langchain_content
+from ..langchain_prompt import check_summary_prompt, fill_summary_prompt, xml_transcript
 from ..tokens import Counter
 from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
 from .history_runner import (
@@ -158,11 +166,13 @@ def _blocks(m: Message) -> list[tuple[str, Any]]:
 
 
 def _from_blocks(m: Message, blocks: Sequence[tuple[str, Any]]) -> Message:
+    """A copy of ``m`` holding only ``blocks``; its content stays a list of blocks, as LangChain's copy does."""
     if m.tool_result is not None:
         parts = tuple(v for _, v in blocks)
         return replace(m, tool_result=ToolResult(m.tool_result.origin, parts, m.tool_result.error))
     pick = lambda kind: tuple(v for k, v in blocks if k == kind)  # noqa: E731
-    return replace(m, reasoning=pick("reasoning"), texts=pick("text"), images=pick("image"), files=pick("file"))
+    return replace(m, reasoning=pick("reasoning"), texts=pick("text"), images=pick("image"), files=pick("file"),
+                   meta={**m.meta, LIST_CONTENT: True})
 
 
 def _with_content_text(m: Message, text: str) -> Message:
@@ -172,7 +182,8 @@ def _with_content_text(m: Message, text: str) -> Message:
 
 
 def _partial_from_end(m: Message, base: int, budget: int, count: Callable[[Sequence[Message]], int]) -> Message | None:
-    """The largest tail of ``m`` (content blocks, else lines of its first text) that fits beside ``base`` tokens."""
+    """The largest tail of ``m`` (its last content blocks, else the last lines of the text of its last block when
+    that is a text block) that fits beside ``base`` tokens."""
     content = langchain_content(m)
     if isinstance(content, list):
         blocks = _blocks(m)
@@ -180,7 +191,8 @@ def _partial_from_end(m: Message, base: int, budget: int, count: Callable[[Seque
             candidate = _from_blocks(m, blocks[drop:])
             if base + count([candidate]) <= budget:
                 return candidate
-        text = next((v for k, v in blocks if k in ("text", "part") and isinstance(v, str)), None)
+        kind, last = blocks[-1] if blocks else ("", None)
+        text = last if kind in ("text", "part") and isinstance(last, str) else None
     else:
         text = content
     if not text:
@@ -254,6 +266,7 @@ class SummarizationRunner(HistoryRunner):
             raise ValueError(f"hard_token_ceiling must be at least 1 (0: none), got {ceiling}")
         self.max_failures, self.ceiling = failures or None, ceiling or None
         self.prompt = params["summary_prompt"]
+        check_summary_prompt(self.prompt)
         self.failures = 0
         self._state = MiddlewareMessages(self.counter)
 
@@ -343,8 +356,9 @@ class SummarizationRunner(HistoryRunner):
         if not positions:
             return TOO_LONG, set(), {}, []
         shown = [partial.get(i, messages[i]) for i in positions]
-        instruction = self.prompt.replace("{messages}", "").strip()
-        call = self.summarize(self.params, instruction, shown)
+        rendered = xml_transcript(shown)
+        request = Message("user", (fill_summary_prompt(self.prompt, rendered),))
+        call = self.summarize(self.params, self.prompt, shown, rendered=rendered, sent=(request,))
         return call.text.strip(), set(positions), partial, [call.usage()]
 
 
@@ -540,7 +554,8 @@ register(
             "Before each model call, when a trigger clause holds, the older messages are replaced by one human "
             "message 'Here is a summary of the conversation to date:' and the most recent `keep` messages stay "
             "(the cut never separates a tool call from its results). Only the last trim_tokens_to_summarize tokens of "
-            "the replaced part reach the summarizer. Default trigger: none (never summarizes). The system prompt is "
+            "the replaced part reach the summarizer, as one human message: the summary prompt with them filled in "
+            "as XML `<message type=\"…\">` elements. Default trigger: none (never summarizes). The system prompt is "
             "not part of the middleware's messages. Uses its own trigger; ignores compact_at/compact_to; `fraction` "
             "is relative to context_window."
         ),
@@ -557,7 +572,8 @@ register(
             Param("hard_token_ceiling", "int", 0, "`hard_token_ceiling`: a failed summary stops the run once the "
                   "messages reach this many tokens (0: None).", minimum=0, maximum=10_000_000, advanced=True),
             Param("summary_prompt", "str", DEFAULT_SUMMARY_PROMPT, "`summary_prompt`: the summarizer prompt; "
-                  "`{messages}` marks where the messages go.", advanced=True),
+                  "`{messages}` marks where the messages go (filled as Python's str.format fills it, so `{{` and `}}` "
+                  "are literal braces and no other `{field}` may appear).", advanced=True),
             *SUMMARIZER_PARAMS,
         ),
         build=SummarizationRunner,
