@@ -193,7 +193,9 @@ def _starts_like_jsonl(body: bytes) -> bool:
 
 def _jsonl_document(body: bytes, path: str | None, whole_error: json.JSONDecodeError | None) -> Document:
     records, bad = _parse_lines(body)
-    if not records and body.lstrip()[:1] not in (b"{", b"["):
+    # text that merely has a few lines that parse as JSON (a number, a quoted string, an object in a Markdown
+    # transcript) is still text: JSONL starts with a record and is mostly records
+    if len(records) < len(bad) and body.lstrip()[:1] not in (b"{", b"["):
         text = _text_or_none(body)
         if text is not None:
             return Document(path, "text", text=text)
