@@ -5,10 +5,11 @@ on a scratch git repository, with the model stubbed: every reply is scripted her
     python -m venv VENV && VENV/bin/pip install aider-chat==0.86.2
     VENV/bin/python tools/aider_fixtures.py
 
-Writes ``.aider.chat.history.md`` and ``.aider.llm.history`` exactly as aider writes them: two sessions (the second
-after a restart), an edit applied and committed, a reply that mentions a file (added, so aider asks the model
-again), a malformed edit (aider sends the error back), ``/run`` output added to the chat, ``/clear``, and a
-command that never reaches the model (``/tokens``).
+Writes ``.aider.chat.history.md`` and ``.aider.llm.history`` exactly as aider writes them, four sessions (each a
+restart): an edit applied and committed, a reply that mentions a file (added, so aider asks the model again), a
+malformed edit (aider sends the error back), ``/run`` output added to the chat; a command that never reaches the
+model (``/tokens``) and ``/clear``; a session that restores the chat history (``--restore-chat-history``) with a
+history budget small enough that aider summarizes it; architect mode (the editor model makes the edit).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("AIDER_ANALYTICS", "false")
 
-from aider import models  # noqa: E402
+from aider import models, prompts  # noqa: E402
 from aider.coders import Coder  # noqa: E402
 from aider.commands import SwitchCoder  # noqa: E402
 from aider.io import InputOutput  # noqa: E402
@@ -47,7 +48,17 @@ REPLIES = [
     "The test passes now.",
     # session 2, after /clear
     "# A heading the model wrote\n\n> A quoted line the model wrote.\n\nThat is all about the project.",
+    # session 3: the restored history summarized, an edit, one more question
+    f"calc.py\n{FENCE}python\n<<<<<<< SEARCH\ndef mul(a, b):\n=======\ndef mul(a: int, b: int) -> int:\n"
+    f">>>>>>> REPLACE\n{FENCE}\n",
+    "Yes, both functions are typed now.",
+    # session 4, architect mode: the architect's plan, then the editor model's edit
+    "Rename `mul` to `multiply` in calc.py; nothing else changes.",
+    f"calc.py\n{FENCE}python\n<<<<<<< SEARCH\ndef mul(a: int, b: int) -> int:\n=======\n"
+    f"def multiply(a: int, b: int) -> int:\n>>>>>>> REPLACE\n{FENCE}\n",
 ]
+SUMMARIZED: list[bool] = []
+SUMMARY = "I asked you to type mul(); you added int annotations to it in calc.py."
 COMMIT_MESSAGE = "fix: add() adds instead of subtracting"
 
 
@@ -55,6 +66,9 @@ def fake_send_completion(self, messages, functions, stream, temperature=None):
     """The stub model: the next scripted reply (the commit-message request gets a fixed message)."""
     if "commit message" in str(messages[0].get("content", "")):
         text = COMMIT_MESSAGE
+    elif messages[0].get("content") == prompts.summarize:
+        text = SUMMARY
+        SUMMARIZED.append(True)
     else:
         text = REPLIES.pop(0)
     prompt = sum(len(str(m.get("content", ""))) for m in messages) // 4
@@ -70,16 +84,19 @@ def git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
 
-def session(repo: Path, inputs: list[str]) -> None:
-    """One aider run: announcements, then each input as the interactive loop handles it."""
+def session(repo: Path, inputs: list[str], edit_format: str = "diff", history_tokens: int | None = None) -> None:
+    """One aider run: announcements, then each input as the interactive loop handles it. With ``history_tokens``
+    the run restores the chat history from the transcript and summarizes it above that many tokens."""
     io = InputOutput(pretty=False, yes=True, fancy_input=False, chat_history_file=repo / ".aider.chat.history.md",
                      llm_history_file=repo / ".aider.llm.history", input_history_file=repo / ".aider.input.history",
                      root=str(repo))
     io.tool_output("aider --model gpt-4o --no-stream --map-tokens 0", log_only=True)
-    model = models.Model("gpt-4o", weak_model="gpt-4o-mini")
-    coder = Coder.create(main_model=model, edit_format="diff", io=io, fnames=[str(repo / "calc.py")], stream=False,
+    model = models.Model("gpt-4o", weak_model="gpt-4o-mini", editor_model="gpt-4o-mini")
+    if history_tokens is not None:
+        model.max_chat_history_tokens = history_tokens
+    coder = Coder.create(main_model=model, edit_format=edit_format, io=io, fnames=[str(repo / "calc.py")], stream=False,
                          map_tokens=0, auto_lint=False, auto_test=False, suggest_shell_commands=False,
-                         detect_urls=False)
+                         detect_urls=False, restore_chat_history=history_tokens is not None)
     coder.root = str(repo)
     coder.show_announcements()
     for text in inputs:
@@ -106,11 +123,14 @@ def main() -> None:
         session(repo, ["Fix add() in calc.py,\nit returns the wrong sum.", "Which tests cover it?",
                        "Also make mul() safe.", "/run python -c \"print('ok')\"", "Does the test pass?"])
         session(repo, ["/tokens", "/clear", "Summarize the project."])
+        session(repo, ["Add type hints to mul().", "Are both functions typed?"], history_tokens=40)
+        session(repo, ["Rename mul to multiply."], edit_format="architect")
         OUT.mkdir(parents=True, exist_ok=True)
         for name in (".aider.chat.history.md", ".aider.llm.history"):
             (OUT / name.lstrip(".")).write_text((repo / name).read_text(encoding="utf-8"), encoding="utf-8")
-    if REPLIES:
-        sys.exit(f"{len(REPLIES)} scripted replies were not used: the run did not go as planned")
+    if REPLIES or not SUMMARIZED:
+        sys.exit(f"{len(REPLIES)} scripted replies were not used, summarized: {bool(SUMMARIZED)}: the run did not go "
+                 "as planned")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,9 @@ Each ``# aider chat started at`` session is a conversation, and so is each stret
   KeyboardInterrupt`` / ``I see that you interrupted my previous reply.``). Command output and page contents are
   not in the transcript: a stand-in says what is missing (``meta["aider_not_in_log"]``). Aider's own replies
   (``Ok.``) are flagged ``meta["generated"] = False``;
-* after ``Edit the files?`` in architect mode, the next reply is the editor model's (``meta["aider_role"]``).
+* in architect mode aider hands the architect's reply to the editor model, logging it as an input: that input and
+  the editor's reply are flagged ``meta["aider_role"] = "editor"`` (the editor's call has its own context, which
+  the transcript does not hold), and the architect's chat then gets ``I made those changes to the files.``
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ NO_EDITS = "I didn't see any properly formatted edits in your reply?!"
 WEB_CONTENT = "Here is the content of {url}:\n\n{content}"
 INTERRUPT = "^C KeyboardInterrupt"
 INTERRUPTED = "I see that you interrupted my previous reply."
+EDITOR_DONE = "I made those changes to the files."
 
 _NUMBER = r"[\d,]+(?:\.\d+)?k?"
 _TOKENS = re.compile(rf"^Tokens: (?P<sent>{_NUMBER}) sent(?:, (?P<write>{_NUMBER}) cache write)?"
@@ -78,7 +81,8 @@ class _Reply:
     shell_commands: list[str] = field(default_factory=list)
     subject: str | None = None
     url: str | None = None
-    editor_next: bool = False
+    #: the reply is the editor model's (architect mode)
+    editor: bool = False
     active: bool = False
 
 
@@ -103,6 +107,7 @@ class SessionReader:
         self._reply = _Reply()
         self._command: str | None = None
         self._awaiting_reply = False
+        self._editor_request = False
         self._interrupted = False
         self._model: str | None = None
         self._editor_model: str | None = None
@@ -177,27 +182,35 @@ class SessionReader:
             self._add(Message("user", (text,), meta={"line": write.line, "hidden_from_agent": True,
                                                      "aider_command": name}))
             return
-        self._add(Message("user", (text,), meta={"line": write.line}))
+        messages = self._segment.messages
+        editor = (self._edit_format == "architect" and bool(messages) and messages[-1].role == "assistant"
+                  and messages[-1].meta.get("generated") is not False and messages[-1].text == text)
+        self._add(Message("user", (text,), meta={"line": write.line, **({"aider_role": "editor"} if editor else {})}))
         self._awaiting_reply = True
+        self._editor_request = editor
 
     def _answer(self, write: Write) -> None:
         reply = self._reply
         self._settle_edits()  # aider files the edit outcome before it sends a reflection back
         if reply.reflection is not None:
             self._aider_says(reply.reflection, None, reflection=True)
+        editor = self._editor_request or reply.editor
         meta: dict[str, Any] = {"line": write.line}
-        model = self._editor_model if reply.editor_next else self._model
+        model = self._editor_model if editor else self._model
         if model:
             meta["model"] = model
-        if reply.editor_next:
+        if editor:
             meta["aider_role"] = "editor"
         self._add(Message("assistant", (write.text,), meta=meta))
-        self._awaiting_reply = False
-        self._reply = _Reply(active=True)
+        self._awaiting_reply = self._editor_request = False
+        self._reply = _Reply(active=True, editor=editor)
 
     def _settle(self) -> None:
-        """Close what the latest reply left open (an interruption, edits without a commit line)."""
+        """Close what the latest reply left open (an interruption, edits without a commit line, the editor's run)."""
         self._settle_edits()
+        if self._reply.editor:
+            self._reply.editor = False
+            self._aider_says(EDITOR_DONE)
         if self._interrupted:
             self._interrupted = False
             messages = self._segment.messages
@@ -297,7 +310,8 @@ class SessionReader:
         reply = self._reply
         yes = answer in ("y", "a")
         if question == "Add file to the chat" and yes and reply.subject:
-            reply.added_files.append(reply.subject)
+            if reply.subject not in reply.added_files:  # a group's answer is logged twice (input and output)
+                reply.added_files.append(reply.subject)
             reply.reflection = ADDED_FILES.format(fnames=", ".join(reply.added_files))
             return True
         if question == "Attempt to fix lint errors" and yes and reply.lint_lines:
@@ -308,9 +322,6 @@ class SessionReader:
             if last is not None and last.meta.get("aider_not_in_log") == "command output":
                 reply.reflection = last.text
                 return True
-        if question == "Edit the files" and yes:
-            reply.editor_next = True
-            return True
         return False
 
     def _command_output(self, text: str, write: Write) -> bool:
