@@ -34,7 +34,9 @@ def test_real_chat_history_has_its_four_sessions() -> None:
     assert all(c.format == "aider" and not c.llm_call_indices for c in conversations)
     last = conversations[-1]
     assert last.source.model == "gemini/gemini-2.5-pro-preview-06-05" and last.source.agent_version == "0.86.1"
-    assert last.source.meta == {"started_at": "2025-10-23 17:04:56", "edit_format": "diff-fenced"}
+    assert last.source.meta == {"started_at": "2025-10-23 17:04:56", "edit_format": "diff-fenced",
+                                "aider_output_lines": 41}
+    assert not any(c.warnings for c in conversations)
     commands = [m.meta["aider_command"] for m in last.messages]
     assert commands == ["/add", "/copy-context", "/add", "/copy-context", "/copy-context", "/copy-context",
                         "/copy-context"]
@@ -50,6 +52,7 @@ def test_chat_history_written_by_aider() -> None:
     first = conversations[0]
     assert first.source.agent_version == "0.86.2" and first.source.model == "gpt-4o"
     assert first.source.meta["edit_format"] == "diff" and "usage_approximate" in first.source.meta
+    assert first.source.meta["aider_output_lines"] == 12
     assert len(first.llm_call_indices) == 6 and len(first.usage) == 6
     assert first.usage[1] == Usage(input_tokens=2100, output_tokens=33)  # "Tokens: 2.1k sent, 33 received."
     assert first.messages[1].meta["cost"] == 0.0055

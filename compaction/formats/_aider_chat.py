@@ -10,10 +10,10 @@ Each ``# aider chat started at`` session is a conversation, and so is each stret
 * a reply is one LLM call; the ``Tokens: … sent, … received.`` line after it is its usage (rounded by aider to
   0.1k below 10k and to 1k above, so approximate: ``Source.meta["usage_approximate"]``), ``Cost:`` goes to the
   message's ``meta``;
-* aider's output lines are its own and not sent, except where aider adds a message to the chat, which is rebuilt
-  with aider's own wording: ``Commit <hash> <msg>`` after an edit (``I committed the changes with git hash …``,
-  answered ``Ok.``; ``I updated the files.`` or ``I didn't see any properly formatted edits…`` when no commit
-  follows), added mentioned files (``I added these files to the chat: …``), an edit-format error, lint errors
+* aider's output lines are its own and not sent (their count is ``Source.meta["aider_output_lines"]``), except
+  where aider adds a message to the chat, which is rebuilt with aider's own wording: ``Commit <hash> <msg>``
+  after an edit (``I committed the changes with git hash …``, answered ``Ok.``; ``I updated the files.`` or ``I
+  didn't see any properly formatted edits…`` when no commit follows), added mentioned files (``I added these files to the chat: …``), an edit-format error, lint errors
   the person asked to fix (sent back as the next request), ``/run`` / ``/test`` / suggested shell command output
   added to the chat, ``/web`` pages and URLs added to an input, and an interrupted request (``^C
   KeyboardInterrupt`` / ``I see that you interrupted my previous reply.``). Command output and page contents are
@@ -92,6 +92,7 @@ class _Segment:
 
     messages: list[Message] = field(default_factory=list)
     usage: dict[int, Usage] = field(default_factory=dict)
+    #: aider's output lines that sent nothing to the model
     skipped: int = 0
     stand_ins: int = 0
 
@@ -131,9 +132,6 @@ class SessionReader:
     def _conversation(self, index: int, segment: _Segment) -> Conversation:
         ident = f"session-{self._number}" + (f".{index + 1}" if index else "")
         warnings: list[LoadWarning] = []
-        if segment.skipped:
-            warnings.append(LoadWarning(f"{segment.skipped} line(s) of aider's own output (announcements, questions, "
-                                        "notices) are not sent to the model: skipped"))
         if segment.stand_ins:
             warnings.append(LoadWarning(f"{segment.stand_ins} command output(s) or web page(s) the model read are not "
                                         "in the chat history: a stand-in marks each"))
@@ -146,6 +144,8 @@ class SessionReader:
             meta["edit_format"] = self._edit_format
         if segment.usage:
             meta["usage_approximate"] = USAGE_NOTE
+        if segment.skipped:  # announcements, questions, notices: aider's own output, never sent
+            meta["aider_output_lines"] = segment.skipped
         source = Source("aider", self._path, ident, tuple(warnings),
                         model=models.most_common(1)[0][0] if models else self._model,
                         agent_version=self._version, meta=meta)

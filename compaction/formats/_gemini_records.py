@@ -84,13 +84,16 @@ class Made:
 class RecordReader:
     """Reads records in conversation order, remembering the tool calls seen and the ones already answered."""
 
-    def __init__(self, warnings: list[LoadWarning]) -> None:
-        self.warnings = warnings
+    def __init__(self) -> None:
         self.calls: dict[str, ToolCall] = {}
         self.answered: set[str] = set()
+        self.warnings: list[LoadWarning] = []
 
-    def read(self, record: Mapping[str, Any], where: str, meta: Mapping[str, Any]) -> Made:
-        """The messages of ``record`` (its type was checked to be a message type)."""
+    def read(self, record: Mapping[str, Any], where: str, meta: Mapping[str, Any],
+             warnings: list[LoadWarning]) -> Made:
+        """The messages of ``record`` (its type was checked to be a message type); what it had to skip goes to
+        ``warnings``."""
+        self.warnings = warnings
         kind = record.get("type")
         if kind == "gemini":
             return self._response(record, where, meta)
@@ -190,7 +193,7 @@ def record_keys(record: Mapping[str, Any]) -> list[Key]:
     kind = as_text(record.get("type"))
     if kind not in MESSAGE_TYPES or (kind in NOTICE_TYPES and not is_media_turn(record)):
         return []
-    return [key_of(m) for m in RecordReader([]).read(record, "", {}).messages]
+    return [key_of(m) for m in RecordReader().read(record, "", {}, []).messages]
 
 
 def key_of(message: Message) -> Key:

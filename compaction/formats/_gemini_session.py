@@ -80,7 +80,7 @@ class SessionLog:
         if isinstance(record.get("$rewindTo"), str):
             self._rewind(record["$rewindTo"], line)
         elif record_id(record) is not None:
-            self._message(record, line)
+            self._message(record, record_id(record), line)
         elif isinstance(record.get("$set"), Mapping):
             self._set(record["$set"], line)
         elif isinstance(record.get("sessionId"), str) and isinstance(record.get("projectHash"), str):
@@ -89,9 +89,7 @@ class SessionLog:
             keys = ", ".join(sorted(str(k) for k in record))[:80]
             self.warnings.append(LoadWarning(f"skipped: not a Gemini CLI record (keys: {keys or 'none'})", line=line))
 
-    def _message(self, record: Mapping[str, Any], line: int | None) -> None:
-        mid = record_id(record)
-        assert mid is not None
+    def _message(self, record: Mapping[str, Any], mid: str, line: int | None) -> None:
         if mid in self._current:
             self._current[mid] = record
             slot = self._slot_of.get(mid)
@@ -115,11 +113,12 @@ class SessionLog:
                                              line=line, field="messages"))
             return
         for i, message in enumerate(messages):
-            if record_id(message) is None:
+            mid = record_id(message)
+            if mid is None:
                 self.warnings.append(LoadWarning(f"messages[{i}]: skipped, expected a message object with a string "
                                                  f"'id', got {type_name(message)}", line=line, field="messages"))
             else:
-                self._message(message, line)
+                self._message(message, mid, line)
 
     def _set(self, fields: Mapping[str, Any], line: int | None) -> None:
         self.metadata.update((k, v) for k, v in fields.items() if k != "messages")

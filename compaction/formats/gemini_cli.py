@@ -48,7 +48,7 @@ def read(doc: Document) -> list[Conversation]:
 
 def _conversation(log: SessionLog, path: str | None) -> Conversation:
     warnings = log.warnings
-    reader = RecordReader([])
+    reader = RecordReader()
     messages: list[Message] = []
     usage: dict[int, Usage] = {}
     events: list[LogEvent] = []
@@ -69,9 +69,8 @@ def _conversation(log: SessionLog, path: str | None) -> Conversation:
                                         field="type"))
             continue
         local: list[LoadWarning] = []
-        reader.warnings = local
         try:
-            made = reader.read(item.record, f"message {item.id!r}", _meta(item))
+            made = reader.read(item.record, f"message {item.id!r}", _meta(item), local)
         except RecursionError:
             warnings.append(LoadWarning(TOO_DEEP, line=item.line))
             continue
