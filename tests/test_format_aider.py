@@ -48,7 +48,8 @@ def test_real_chat_history_has_its_four_sessions() -> None:
 # ------------------------------------------------------------------------------------------------ aider's own files
 def test_chat_history_written_by_aider() -> None:
     conversations = compaction.load_all_conversations(FIXTURES / "aider.chat.history.md")
-    assert [c.id for c in conversations] == ["session-1", "session-2", "session-2.2", "session-3", "session-4"]
+    assert [c.id for c in conversations] == ["session-1", "session-2", "session-2.2", "session-3", "session-4",
+                                             "session-5"]
     first = conversations[0]
     assert first.source.agent_version == "0.86.2" and first.source.model == "gpt-4o"
     assert first.source.meta["edit_format"] == "diff" and "usage_approximate" in first.source.meta
@@ -82,7 +83,11 @@ def test_chat_history_written_by_aider() -> None:
 
 def test_llm_history_written_by_aider() -> None:
     runs = compaction.load_all_conversations(FIXTURES / "aider.llm.history")
-    assert [(r.id, len(r.llm_call_indices)) for r in runs] == [("run-1", 6), ("run-2", 3), ("run-3", 1), ("run-4", 1)]
+    assert [(r.id, len(r.llm_call_indices)) for r in runs] == [("run-1", 6), ("run-2", 3), ("run-3", 1), ("run-4", 1),
+                                                               ("run-5", 3)]
+    # the interrupted request was logged with an empty reply, which no later request carries
+    assert [w.message for w in runs[4].warnings] == [
+        "1 reply(ies) of this run are not in its last request (empty, or dropped by aider): not read"]
     first = runs[0]
     assert first.messages[0].role == "system" and first.messages[0].text.startswith("Act as an expert software")
     assert first.messages[-1].text == "The test passes now." and first.messages[-2].role == "system"
@@ -98,16 +103,22 @@ def test_llm_history_written_by_aider() -> None:
     assert len(rep.steps) == 3
 
 
-def test_the_chat_history_holds_what_the_llm_history_sent() -> None:
+@pytest.mark.parametrize("session, run", [(0, 0), (5, 4)], ids=["edits-files-errors-run", "lint-interrupt"])
+def test_the_chat_history_holds_what_the_llm_history_sent(session: int, run: int) -> None:
     """Aider's two files of the same session agree: the inputs, replies and aider's own messages read from the
     transcript are the request's chat (the LLM history also has the system prompt and the files)."""
-    md = compaction.load_all_conversations(FIXTURES / "aider.chat.history.md")[0]
-    llm = compaction.load_all_conversations(FIXTURES / "aider.llm.history")[0]
+    md = compaction.load_all_conversations(FIXTURES / "aider.chat.history.md")[session]
+    llm = compaction.load_all_conversations(FIXTURES / "aider.llm.history")[run]
     files = ("I have *added these files to the chat*", "Ok, any changes I propose will be to those files.")
     from_llm = [(m.role, m.text) for m in llm.messages if m.role != "system" and not m.text.startswith(files)]
     stand_in = "[1 line(s) of command output: not kept in .aider.chat.history.md]"
     from_md = [(role, text.replace(stand_in, "ok")) for role, text in sent(md)]
-    assert from_md == from_llm
+
+    def unindented(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:  # aider strips the lint lines it logs
+        return [(role, "\n".join(line.lstrip() for line in text.split("\n"))) for role, text in pairs]
+
+    assert unindented(from_md) == unindented(from_llm)
+    assert from_md != from_llm or run == 0
 
 
 # ------------------------------------------------------------------------------------------------ rules

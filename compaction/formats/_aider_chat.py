@@ -13,9 +13,10 @@ Each ``# aider chat started at`` session is a conversation, and so is each stret
 * aider's output lines are its own and not sent (their count is ``Source.meta["aider_output_lines"]``), except
   where aider adds a message to the chat, which is rebuilt with aider's own wording: ``Commit <hash> <msg>``
   after an edit (``I committed the changes with git hash …``, answered ``Ok.``; ``I updated the files.`` or ``I
-  didn't see any properly formatted edits…`` when no commit follows), added mentioned files (``I added these files to the chat: …``), an edit-format error, lint errors
-  the person asked to fix (sent back as the next request), ``/run`` / ``/test`` / suggested shell command output
-  added to the chat, ``/web`` pages and URLs added to an input, and an interrupted request (``^C
+  didn't see any properly formatted edits…`` when no commit follows), added mentioned files (``I added these
+  files to the chat: …``), an edit-format error, lint errors the person asked to fix (sent back as the next
+  request; aider logs them with each line's indentation stripped), ``/run`` / ``/test`` / suggested shell
+  command output added to the chat, ``/web`` pages and URLs added to an input, and an interrupted request (``^C
   KeyboardInterrupt`` / ``I see that you interrupted my previous reply.``). Command output and page contents are
   not in the transcript: a stand-in says what is missing (``meta["aider_not_in_log"]``). Aider's own replies
   (``Ok.``) are flagged ``meta["generated"] = False``;
