@@ -98,23 +98,27 @@ def test_jsonl_session_written_by_gemini_cli() -> None:
     assert conv.id == SESSION and conv.source.meta["summary"] == "Fix the checkout total"
     assert conv.source.agent_version == "0.60.1" and conv.source.model == "gemini-2.5-pro"
     ids = [m.meta["id"] for m in conv.messages]
-    # g1 was written twice (tokens, then its tool call): read once, in place; the tool response turns recorded as
-    # user messages (u2, u3, u6) repeat the results read from the calls; u4/g4 were rewound
-    assert ids == ["u1", "g1", "g1", "g2", "g2", "g3", "u5", "g5", "g5", "g6", "c1", "c2", "u7", "g7"]
+    # the chat opens with the environment context (a checkpoint that adds it); g1 was written twice (tokens, then
+    # its tool call): read once, in place; the tool response turns recorded as user messages (u2, u3, u6) repeat
+    # the results read from the calls; u4/g4 were rewound; the masking re-recorded every turn (m0-m10) and the
+    # compression kept the environment and m7-m10: none of them is read twice
+    assert ids == ["environment-context", "u1", "g1", "g1", "g2", "g2", "g3", "u5", "g5", "g5", "g6", "c1", "c2",
+                   "u7", "g7"]
+    assert conv.messages[0].role == "user" and conv.messages[0].text.startswith("<session_context>")
     assert conv.tool_result_count == 3 and conv.tool_call_count == 3
-    shell = conv.messages[4].tool_result
+    shell = conv.messages[5].tool_result
     assert shell.error and shell.text.startswith("Command: pytest -q")  # status "error"
     assert len(conv.llm_call_indices) == 6  # g1 g2 g3 g5 g6 g7; c2 is Gemini CLI's own acknowledgement
-    assert conv.messages[11].meta["generated"] is False
+    assert conv.messages[12].meta["generated"] is False
     masking, compression = conv.events
-    assert (masking.kind, masking.message_index, masking.cleared) == ("masking", 10, ("run_shell_command-2",))
-    assert compression.kind == "compaction" and compression.message_index == 10
+    assert (masking.kind, masking.message_index, masking.cleared) == ("masking", 11, ("run_shell_command-2",))
+    assert compression.kind == "compaction" and compression.message_index == 11
     assert compression.summary.startswith("<state_snapshot>\nThe checkout test failed")
-    assert conv.log_summary_indices == frozenset({10, 11})
+    assert conv.log_summary_indices == frozenset({11, 12})
     messages = [w.message for w in conv.warnings]
     assert "skipped 1 error, 1 info message(s): notices Gemini CLI showed the person, never sent to the model" in messages
     assert any(m.startswith("2 message(s) rewound or rolled back") for m in messages)
-    assert conv.usage[1] == Usage(input_tokens=8200, output_tokens=64) and conv.usage[3].cache_read_tokens == 8100
+    assert conv.usage[2] == Usage(input_tokens=8200, output_tokens=64) and conv.usage[4].cache_read_tokens == 8100
     rep = compaction.replay(conv, "haystack.tool_result_pruning", context_window=20_000)
     assert len(rep.steps) == 6
 
@@ -166,6 +170,14 @@ def test_masking_in_place_marks_the_cleared_results() -> None:
     conv = load(user("u1", "a"), first, {"$set": {"messages": [user("u1", "a"), masked]}}, gemini("g2", "ok"))
     assert conv.messages[2].tool_result.text.startswith("long output")  # what the first call read is kept
     assert conv.events[0].kind == "masking" and conv.events[0].cleared == ("c1",)
+
+
+def test_a_checkpoint_that_only_adds_turns_reads_them_as_messages() -> None:
+    opening = {"id": "env", "type": "user", "content": [{"text": "<session_context>linux</session_context>"}]}
+    conv = load({"$set": {"messages": [opening]}}, user("u1", "a"),
+                {"$set": {"messages": [opening, user("u1", "a"), user("x1", "added")]}}, gemini("g1", "b"))
+    assert [m.text for m in conv.messages] == ["<session_context>linux</session_context>", "a", "added", "b"]
+    assert not conv.events and not conv.log_summary_indices
 
 
 def test_a_rewrite_that_only_drops_messages_is_a_truncation() -> None:

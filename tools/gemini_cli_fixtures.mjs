@@ -86,9 +86,16 @@ function setHistory(rec, contents, ids) {
   return turns;
 }
 
+const ENVIRONMENT = {
+  id: 'environment-context',
+  content: { role: 'user', parts: [{ text: '<session_context>\nToday is Saturday, August 1, 2026.\nMy operating system is: linux\nThe project root is /home/dev/shop.\n</session_context>' }] },
+};
+
 if (mode === 'jsonl') {
   const rec = service(SESSION);
   await rec.initialize(undefined, 'main');
+  // GeminiChat.initialize: the chat's opening history (the environment context) synced into the file
+  rec.updateMessagesFromHistory([ENVIRONMENT]);
   rec.recordMessage({ model: MODEL, type: 'info', content: 'Gemini CLI update available! 0.60.1 \u2192 0.61.0',
     id: 'n1' });
   rec.recordMessage({ model: MODEL, type: 'user', content: [{ text: 'Why does the checkout test fail?' }],
@@ -126,6 +133,7 @@ if (mode === 'jsonl') {
 
   // tool output masking: the history set again with the old shell output replaced (GeminiChat.setHistory)
   const history = [
+    ENVIRONMENT.content,
     { role: 'user', parts: [{ text: 'Why does the checkout test fail?' }] },
     { role: 'model', parts: [{ text: 'I will read the test first.' }, { functionCall: { id: 'read_file-1', name: 'read_file', args: read.args } }] },
     { role: 'user', parts: read.result },
@@ -137,16 +145,17 @@ if (mode === 'jsonl') {
     { role: 'user', parts: agent.result },
     { role: 'model', parts: [{ text: 'Fixed `total()`; its callers (cart.py, api.py) need no change.' }] },
   ];
-  const masked = setHistory(rec, history, history.map((_, i) => `m${i + 1}`));
+  const masked = setHistory(rec, history, history.map((_, i) => `m${i}`));
 
   // chat compression: a new chat from the summary and the kept tail, synced into the same file on initialize
   const conversation = rec.getConversation();
   const compressed = service(SESSION);
   await compressed.initialize({ conversation, filePath: rec.getConversationFilePath() });
   compressed.updateMessagesFromHistory([
+    ENVIRONMENT,
     { id: 'c1', content: { role: 'user', parts: [{ text: '<state_snapshot>\nThe checkout test failed because total() dropped the last item; it is fixed.\n</state_snapshot>' }] } },
     { id: 'c2', content: { role: 'model', parts: [{ text: 'Got it. Thanks for the additional context!' }] } },
-    ...masked.slice(6),
+    ...masked.slice(7),
   ]);
   compressed.recordMessage({ model: MODEL, type: 'user', content: [{ text: 'Thanks. Anything else?' }], id: 'u7' });
   for (const t of [{ subject: 'Wrapping up', description: 'Nothing else is needed.' }]) compressed.recordThought(t);

@@ -15,6 +15,8 @@ A ``$set.messages`` checkpoint is read by what it does to the history:
 
 * the same messages: a resync, nothing to read, unless tool results changed in place (masked: a ``masking`` mark);
 * a prefix of them: a rollback (an aborted request): the rest is dropped, like a rewind;
+* all of them and more: turns the agent added (every chat opens with an environment-context turn written this
+  way): read as messages;
 * otherwise the agent rewrote its history (compression, tool-output masking, truncation; Gemini CLI re-records each
   kept turn under a new id first). The messages it replaces stay where they were (the model read them); kept turns
   are recognized by their content; turns with changed tool outputs are marked as masked; the new turns (the
@@ -174,10 +176,25 @@ class SessionLog:
                 self.items.append(Mark("masking", tuple(cleared), line=line))
         elif not new and [m for m in previous if m in wanted] == ids and previous[len(ids):] == dropped:
             self._drop(dropped)  # a rollback: the history up to a point is kept as it was
+        elif not dropped:
+            self._grow(entries, line)
         else:
             self._rewrite(entries, wanted, line)
         self._current = {record_id(e): e for e in entries}  # type: ignore[misc]
         self._run = []
+
+    def _grow(self, entries: list[Mapping[str, Any]], line: int | None) -> None:
+        """Turns the agent added to its history without dropping any (the environment context Gemini CLI opens
+        every chat with): read as the messages they are."""
+        cleared = self._changed_results([e for e in entries if record_id(e) in self._current])
+        if cleared:
+            self.items.append(Mark("masking", tuple(cleared), line=line))
+        for entry in entries:
+            mid = record_id(entry) or ""
+            if mid not in self._current:
+                slot = Slot(mid, entry, line)
+                self.items.append(slot)
+                self._slot_of[mid] = slot
 
     def _changed_results(self, entries: list[Mapping[str, Any]]) -> list[str]:
         """Tool calls whose result a same-id copy changed (masked in place)."""
