@@ -35,6 +35,9 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "25"))
 #: seed documents are cut to this many records/messages so each example stays fast
 MAX_RECORDS = 40
 SUFFIXES = (".json", ".jsonl", ".traj")
+#: plain-text logs (Aider's chat and LLM histories), fuzzed line by line and kept whole up to this many lines
+TEXT_SUFFIXES = (".md", ".history")
+MAX_TEXT_LINES = 2000
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ class Seed:
     name: str
     format: str
     text: str
-    kind: str  # "json" | "jsonl" | "eval" (the text is an Inspect sample, zipped after mutation)
+    kind: str  # "json" | "jsonl" | "text" | "eval" (the text is an Inspect sample, zipped after mutation)
 
 
 def _shrink(value, depth: int = 0):
@@ -59,6 +62,8 @@ def _shrink(value, depth: int = 0):
 def _file_seed(path: Path) -> Seed:
     raw = path.read_text(encoding="utf-8")
     fmt = compaction.load_all_conversations(path)[0].format
+    if path.suffix in TEXT_SUFFIXES:
+        return Seed(path.name, fmt, "\n".join(raw.splitlines()[:MAX_TEXT_LINES]), "text")
     try:
         return Seed(path.name, fmt, json.dumps(_shrink(json.loads(raw))), "json")
     except json.JSONDecodeError:
@@ -95,9 +100,11 @@ def _eval_seeds() -> list[Seed]:
 
 def _seeds() -> list[Seed]:
     files: list[Path] = []
+    suffixes = SUFFIXES + TEXT_SUFFIXES
     if REAL_LOGS.exists():
-        files += sorted(p for p in REAL_LOGS.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
-    files += sorted(p for p in (ROOT / "tests" / "fixtures").rglob("*") if p.is_file() and p.suffix in SUFFIXES)
+        files += sorted(p for p in REAL_LOGS.rglob("*") if p.is_file() and p.suffix in suffixes
+                        and p.name != "README.md")
+    files += sorted(p for p in (ROOT / "tests" / "fixtures").rglob("*") if p.is_file() and p.suffix in suffixes)
     files += sorted(SAMPLES.glob("*.json"))
     return [*(_file_seed(p) for p in files), *_framework_seeds(), *_eval_seeds()]
 
@@ -154,6 +161,33 @@ def _eval_archive(sample_text: str) -> bytes:
     return buffer.getvalue()
 
 
+_TEXT_MARKUP = ["> ", "#### ", "####", ">", "-------", "TO LLM 2025-01-01T00:00:00", "LLM RESPONSE 2025-01-01T00:00:01",
+                "# aider chat started at 2025-01-01 00:00:00", "USER type: text", "ASSISTANT ",
+                "> Tokens: 1.2k sent, 3 received.  ", "> Commit abc1234 x  ",
+                "> Add file to the chat? (Y)es/(N)o [Yes]: y  "]
+
+
+def _mutate_text(text: str, rnd: random.Random) -> str:
+    """Lines dropped, repeated, swapped or stripped of their trailing spaces, and stray log markup inserted."""
+    lines = text.split("\n")
+    for _ in range(rnd.randint(1, 12)):
+        if not lines:
+            break
+        roll, at = rnd.random(), rnd.randrange(len(lines))
+        if roll < 0.25:
+            del lines[at]
+        elif roll < 0.45:
+            lines.insert(at, lines[rnd.randrange(len(lines))])
+        elif roll < 0.6:
+            other = rnd.randrange(len(lines))
+            lines[at], lines[other] = lines[other], lines[at]
+        elif roll < 0.75:
+            lines[at] = lines[at].rstrip()
+        else:
+            lines.insert(at, rnd.choice(_TEXT_MARKUP))
+    return "\n".join(lines)
+
+
 def _mutate(seed: Seed, rnd: random.Random) -> bytes:
     kind = rnd.random()
     if seed.kind == "eval":
@@ -164,6 +198,8 @@ def _mutate(seed: Seed, rnd: random.Random) -> bytes:
     data = seed.text.encode("utf-8")
     if kind < 0.3 and data:
         return _damage_bytes(data, rnd)
+    if seed.kind == "text":
+        return _mutate_text(seed.text, rnd).encode("utf-8")
     budget = [rnd.randint(1, 12)]
     if seed.kind == "jsonl":
         lines = []

@@ -194,8 +194,16 @@ def _starts_like_jsonl(body: bytes) -> bool:
 
 
 def _jsonl_document(body: bytes, path: str | None, whole_error: json.JSONDecodeError | None) -> Document:
+    # text that merely has a few lines that parse as JSON (a number, a quoted string, an object in a Markdown
+    # transcript) is still text: JSONL starts with a record and is mostly records (judged on the first lines
+    # first, so a long text is not parsed line by line)
+    starts_as_text = body.lstrip()[:1] not in (b"{", b"[")
+    if starts_as_text and _mostly_not_records(*_parse_lines(body[:_TEXT_SAMPLE])):
+        text = _text_or_none(body)
+        if text is not None:
+            return Document(path, "text", text=text)
     records, bad = _parse_lines(body)
-    if not records and body.lstrip()[:1] not in (b"{", b"["):
+    if starts_as_text and _mostly_not_records(records, bad):
         text = _text_or_none(body)
         if text is not None:
             return Document(path, "text", text=text)
@@ -206,6 +214,14 @@ def _jsonl_document(body: bytes, path: str | None, whole_error: json.JSONDecodeE
     if whole_error is not None and len(records) == 1 and not bad:
         raise LoadError(path, f"not valid JSON: {whole_error.msg}", line=whole_error.lineno)
     return Document(path, "jsonl", records=records, bad_lines=bad)
+
+
+#: how much of a document that does not start like JSON is parsed line by line to tell text from damaged JSONL
+_TEXT_SAMPLE = 64 << 10
+
+
+def _mostly_not_records(records: list, bad: list) -> bool:
+    return len(records) < len(bad)
 
 
 def _text_or_none(body: bytes) -> str | None:
