@@ -189,8 +189,8 @@ def test_claude_code_sidechain_chained_to_the_main_thread_stays_a_sidechain():
 
 def test_claude_code_real_session_with_compaction():
     path = real("claude-code/marot-spotter__4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
-    (main,) = load_all_conversations(path)
-    assert main.id == "main"
+    main, subagent = load_all_conversations(path)  # the Task subagent's records are embedded as progress records
+    assert (main.id, subagent.id, subagent.source.parent) == ("main", "agent-a2898e3", "main")
     assert main.tool_call_count == 150 and main.tool_result_count == 150
     message_ids = {json.loads(line)["message"]["id"] for line in path.read_text().splitlines()
                    if json.loads(line).get("type") == "assistant"}
