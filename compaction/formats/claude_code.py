@@ -48,9 +48,11 @@ Message ``meta`` keeps ``uuid`` and ``timestamp`` (ISO text) of the (first) reco
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from ..conversation import Conversation, LoadWarning, LogEvent, Message, Source, ToolCall, Usage, structural_warnings
@@ -68,6 +70,8 @@ BOOKKEEPING_TYPES = frozenset({"file-history-snapshot", "queue-operation", "summ
 SYNTHETIC_MODEL = "<synthetic>"
 #: the tools that start a subagent (``Task``, renamed ``Agent`` in later versions)
 SUBAGENT_TOOLS = frozenset({"Task", "Agent"})
+#: the fields of a subagent's ``.meta.json`` kept in its conversation's meta
+AGENT_METADATA_KEYS = {"agentType": "agent_type", "description": "description", "worktreePath": "worktree_path"}
 #: the figures of a Task result (``toolUseResult``) kept in a subagent's ``meta["task_result"]``
 TASK_RESULT_KEYS = {"status": "status", "totalTokens": "total_tokens", "totalToolUseCount": "total_tool_uses",
                     "totalDurationMs": "duration_ms"}
@@ -497,7 +501,69 @@ def read(doc: Document) -> list[Conversation]:
             reader.record(record, line)
         except RecursionError:
             reader.shared.append(LoadWarning(TOO_DEEP, line=line))
-    return reader.conversations(doc.path)
+    return _with_agent_metadata(reader.conversations(doc.path), doc)
+
+
+def _with_agent_metadata(conversations: list[Conversation], doc: Document) -> list[Conversation]:
+    """A subagent file's ``agent-<id>.meta.json`` companion (``agentType``, ``description``, ``worktreePath``, written
+    by later versions) adds to its conversation's meta."""
+    name = Path(doc.path).name if doc.path else ""
+    if not name.endswith(".jsonl"):
+        return conversations
+    raw = doc.companion(name[: -len(".jsonl")] + ".meta.json")
+    try:
+        value = json.loads(raw) if raw else None
+    except (ValueError, RecursionError):
+        value = None
+    if not isinstance(value, Mapping):
+        return conversations
+    found = {ours: value[theirs] for theirs, ours in AGENT_METADATA_KEYS.items() if isinstance(value.get(theirs), str)}
+    return [replace(c, source=replace(c.source, meta={**found, **c.source.meta}))
+            if c.id != MAIN and found else c for c in conversations]
+
+
+def combine(groups: list[list[Conversation]]) -> list[list[Conversation]]:
+    """Sessions and subagent files read together: a subagent file's conversation gets the session's main
+    conversation as parent (by ``sessionId``) and the Task call that started it; a subagent both embedded in the
+    session (progress records) and kept in its own file is read from its file, which is complete (it also holds
+    the subagent's final answer), and the embedded copy is left out with a note on the main conversation."""
+    mains: dict[str, Conversation] = {}
+    own_files: set[tuple[str, str]] = set()
+    for conv in (c for group in groups for c in group):
+        session = conv.source.meta.get("session_id")
+        if conv.id == MAIN and isinstance(session, str):
+            mains.setdefault(session, conv)
+        agent = conv.source.meta.get("agent_id")
+        if isinstance(agent, str) and not conv.source.meta.get("embedded"):
+            own_files.add((session, agent))
+    dropped: dict[str, list[str]] = {}
+    out: list[list[Conversation]] = []
+    for group in groups:
+        kept = []
+        for conv in group:
+            meta = conv.source.meta
+            session, agent = meta.get("session_id"), meta.get("agent_id")
+            if meta.get("embedded") and (session, agent) in own_files:
+                dropped.setdefault(session, []).append(conv.id)
+                continue
+            main = mains.get(session) if isinstance(session, str) else None
+            if conv.id != MAIN and conv.source.parent is None and main is not None:
+                call = conv.source.parent_call_id or as_mapping(main.source.meta.get("subagents")).get(agent)
+                conv = replace(conv, source=replace(conv.source, parent=main.id, parent_call_id=call,
+                                                    meta={**meta, "parent_path": main.source.path}))
+            kept.append(conv)
+        out.append(kept)
+    return [[_note_dropped(c, dropped) for c in group] for group in out]
+
+
+def _note_dropped(conv: Conversation, dropped: dict[str, list[str]]) -> Conversation:
+    names = dropped.get(conv.source.meta.get("session_id")) if conv.id == MAIN else None
+    if not names:
+        return conv
+    several = len(names) > 1
+    note = LoadWarning(f"subagent{'s' if several else ''} {', '.join(names)} read from {'their' if several else 'its'} "
+                       "own file; the copy embedded in this session's progress records is left out")
+    return replace(conv, source=replace(conv.source, warnings=(*conv.source.warnings, note)))
 
 
 def detect(doc: Document) -> str | None:
@@ -519,6 +585,7 @@ register_format(
         title="Claude Code session",
         detect=detect,
         read=read,
+        combine=combine,
         extensions=(".jsonl",),
         description="Claude Code session transcripts (~/.claude/projects/*.jsonl, subagents/*.jsonl): records of one "
         "response merged, usage with cache split, compact_boundary events, sidechains as their own conversations.",
