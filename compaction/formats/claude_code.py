@@ -588,6 +588,18 @@ register_format(
         combine=combine,
         extensions=(".jsonl",),
         description="Claude Code session transcripts (~/.claude/projects/*.jsonl, subagents/*.jsonl): records of one "
-        "response merged, usage with cache split, compact_boundary events, sidechains as their own conversations.",
+        "response merged, usage with cache split, compact and microcompact boundaries, attachments, subagents as their "
+        "own conversations.",
+        reads="User and assistant records (the records of one response merged into one LLM call, its usage with the "
+        "cache split), meta messages and the attachment records Claude Code sends to the model (hook output, skill "
+        "list, memory files, IDE context, reminders: each as a meta user message where Claude Code places it), "
+        "compact_boundary and microcompact_boundary as the log's own compactions (with the cleared tool call ids), and "
+        "every subagent (embedded agent_progress records, sidechains, or its own file in a folder) as its own "
+        "conversation linked to the Task call that started it; the model and Claude Code version.",
+        leaves_out="Records that never reach the model (snapshots, hook and shell progress, terminal-only attachment "
+        "types, counted in a warning), synthetic API-error records and repeated records. The fixed wording Claude Code "
+        "puts around an attachment is paraphrased and its long plan/auto-mode instructions are a short stand-in; a "
+        "subagent embedded in the session lacks its final answer (Claude Code records it only as the Task result), "
+        "which its own file, when loaded with the session, has.",
     )
 )

@@ -185,5 +185,12 @@ register_format(
         extensions=(".jsonl",),
         description="Codex CLI session rollouts (~/.codex/sessions/**/rollout-*.jsonl): response items as one "
         "assistant message per model turn, token_count usage and context window, compacted summaries.",
+        reads="The instructions, every response item (messages, reasoning summaries, function, custom and shell "
+        "calls with their outputs, web searches as web_search tool calls) with one assistant message per model turn, "
+        "token_count usage per call and the model's context window, compacted summaries as the log's own "
+        "compactions, the model (turn_context) and cli_version.",
+        leaves_out="Event records that only echo response items for the terminal, turn contexts and ghost snapshots. "
+        "A web search's results are not in the rollout (the API keeps them inside the response): its tool result is "
+        "a stated stand-in text.",
     )
 )

@@ -144,5 +144,11 @@ register_format(
         extensions=(".traj.json", ".json"),
         description="mini-swe-agent .traj.json: the prompted messages (tool calls or text actions), per-call usage "
         "from the saved responses, the final 'exit' message as the submitting call's outcome.",
+        reads="The messages the model was prompted with, usage per call from the saved responses, tool calls with "
+        "their results, and text actions (one bash block per reply) turned into tool calls named after the command "
+        "word with the next observation as the result; the exit message as the outcome of the last open call.",
+        leaves_out="Costs and raw command outputs kept beside the prompt (the prompt holds what the model saw). Text "
+        "actions are text to the model: the tool calls are our reading of them, and their JSON form counts a few "
+        "characters differently from the bash block the model wrote.",
     )
 )

@@ -494,5 +494,11 @@ register_format(
         extensions=(".json", ".jsonl"),
         description="Responses API input/output items ({instructions, input, output, tools, usage}, a response "
         "object, a bare item list or JSONL): messages, function/custom/shell calls and outputs, reasoning.",
+        reads="Input and output items: messages with text, image and file parts, reasoning summaries, function, "
+        "custom, shell and computer calls with their outputs, web_search_call as a web_search tool call with its "
+        "result after the response, compaction items, function tool schemas and the response's usage.",
+        leaves_out="Encrypted reasoning, item references to stored items (warned). A web search's results are never "
+        "in the items: its result lists the sources the action names, else a stated stand-in text. Other hosted "
+        "calls (file search, MCP, code interpreter) are kept as JSON text of the assistant message.",
     )
 )

@@ -178,5 +178,12 @@ register_format(
         extensions=(".traj", ".json"),
         description="SWE-agent .traj files: the prompted 'history' (function calling or text actions), one "
         "conversation per agent, RetryAgent attempts included.",
+        reads="The history the model was prompted with, one conversation per agent and RetryAgent attempt: function "
+        "calls and their tool results, and text actions turned into tool calls (the command in the reply's fenced "
+        "block, named after its command word, with the observation that follows as its result; the final submit "
+        "gets the output the trajectory recorded), demonstrations flagged, message types kept.",
+        leaves_out="The trajectory's step list (it repeats the history for humans). Text actions are text to the "
+        "model: the tool calls are our reading of them, and their JSON form counts a few characters differently "
+        "from the fenced block the model wrote.",
     )
 )
