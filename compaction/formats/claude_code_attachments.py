@@ -102,6 +102,11 @@ def _text(value: Any) -> str:
     return "" if value is None else json.dumps(value, ensure_ascii=False, default=str)
 
 
+def _items(value: Any) -> list:
+    """A list field's items; anything else has none."""
+    return value if isinstance(value, list) else []
+
+
 def _lines(value: Any) -> list[str]:
     return [_text(v) for v in value] if isinstance(value, list) else []
 
@@ -198,7 +203,7 @@ def _opened_file(a: Mapping[str, Any]) -> Sent | None:
 
 def _mcp_resource(a: Mapping[str, Any]) -> Sent | None:
     texts: list[str] = []
-    for item in as_mapping(a.get("content")).get("contents") or []:
+    for item in _items(as_mapping(a.get("content")).get("contents")):
         item = as_mapping(item)
         if isinstance(item.get("text"), str):
             texts += ["Full contents of resource:", item["text"], "Do not read this resource again unless it may have "
@@ -219,7 +224,7 @@ def _diagnostics(a: Mapping[str, Any]) -> Sent | None:
     for file in files:
         file = as_mapping(file)
         lines.append(f"{_text(file.get('uri'))}:")
-        for d in file.get("diagnostics") or []:
+        for d in _items(file.get("diagnostics")):
             d = as_mapping(d)
             start = as_mapping(as_mapping(d.get("range")).get("start"))
             where = f"[Line {_text(start.get('line'))}:{_text(start.get('character'))}]" if start else ""
@@ -235,7 +240,7 @@ def _skill_listing(a: Mapping[str, Any]) -> Sent | None:
 
 
 def _invoked_skills(a: Mapping[str, Any]) -> Sent | None:
-    skills = [as_mapping(s) for s in a.get("skills") or []]
+    skills = [as_mapping(s) for s in _items(a.get("skills"))]
     if not skills:
         return None
     body = "\n\n---\n\n".join(f"### Skill: {_text(s.get('name'))}\nPath: {_text(s.get('path'))}\n\n"
@@ -250,7 +255,7 @@ def _nested_memory(a: Mapping[str, Any]) -> Sent | None:
 
 def _relevant_memories(a: Mapping[str, Any]) -> Sent | None:
     texts = []
-    for memory in a.get("memories") or []:
+    for memory in _items(a.get("memories")):
         memory = as_mapping(memory)
         header = _text(memory.get("header")) or _text(memory.get("path"))
         texts.append(reminder(f"{header}\n\n{_text(memory.get('content'))}"))
@@ -271,7 +276,7 @@ def _todo(a: Mapping[str, Any]) -> Sent | None:
 
 
 def _todo_reminder(a: Mapping[str, Any]) -> Sent | None:
-    items = [as_mapping(i) for i in a.get("content") or []]
+    items = [as_mapping(i) for i in _items(a.get("content"))]
     text = ("The TodoWrite tool has not been used recently; consider it if the work benefits from tracking, and clean "
             "up a stale list. Never mention this reminder to the user.")
     if items:
@@ -281,7 +286,7 @@ def _todo_reminder(a: Mapping[str, Any]) -> Sent | None:
 
 
 def _task_reminder(a: Mapping[str, Any]) -> Sent | None:
-    items = [as_mapping(i) for i in a.get("content") or []]
+    items = [as_mapping(i) for i in _items(a.get("content"))]
     text = ("The task tools have not been used recently; consider adding and updating tasks if the work benefits "
             "from tracking. Never mention this reminder to the user.")
     if items:
@@ -404,7 +409,7 @@ def _team_context(a: Mapping[str, Any]) -> Sent | None:
 
 def _mailbox(a: Mapping[str, Any]) -> Sent | None:
     lines = []
-    for m in a.get("messages") or []:
+    for m in _items(a.get("messages")):
         m = as_mapping(m)
         lines.append(f"{_text(m.get('from'))}: {_text(m.get('text') or m.get('message') or m.get('content'))}")
     return _one("\n".join(lines))

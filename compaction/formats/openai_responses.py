@@ -188,8 +188,9 @@ class ItemReader:
         call = ToolCall(call_id, "web_search", arguments, {"type": WEB_SEARCH_TYPE, "hosted": True,
                                                            **({"status": status} if status else {})})
         draft.tool_calls.append(call)
-        sources = [as_text(as_mapping(s).get("url")) for s in action.get("sources") or [] if isinstance(s, Mapping)]
-        sources = [s for s in sources if s]
+        listed = action.get("sources")
+        sources = [u for u in (as_text(as_mapping(s).get("url")) for s in (listed if isinstance(listed, list) else ()))
+                   if u]
         text = "Sources:\n" + "\n".join(sources) if sources else WEB_SEARCH_STAND_IN
         result_meta = {**meta, "hosted": True, **({} if sources else {"stand_in": True})}
         self.pending_results.append(Message("tool", tool_result=ToolResult(call, text, error=status == "failed"),
