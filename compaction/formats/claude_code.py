@@ -31,8 +31,10 @@ Each line is one record. How records become messages:
   it: Claude Code 2.1 embeds each subagent's messages in the session file as ``progress`` records
   (``data.type: agent_progress``, ``data.agentId``, the message in ``data.message``, the Task call in
   ``parentToolUseID``); older versions wrote ``isSidechain`` records with ``agentId`` (or, before that, only a
-  ``parentUuid`` chain: ``sidechain``, ``sidechain-2``…); a subagent side file holds only its own sidechain records.
-  The main thread is conversation ``main`` and comes first.
+  ``parentUuid`` chain: ``sidechain``, ``sidechain-2``…); a subagent side file holds only its own sidechain records
+  (its ``agent-<id>.meta.json`` companion, when present, adds ``agentType`` and ``description``), and is linked to
+  its session when both are loaded together (a folder or several files: :func:`combine`). The main thread is
+  conversation ``main`` and comes first.
 * ``Source.model`` is the model most LLM calls of a conversation used, ``Source.agent_version`` the Claude Code
   ``version`` most of its records carry (``meta["versions"]`` lists them all when it changed), ``meta["session_id"]``
   the session. A subagent's meta has its ``agent_id``, the Task's ``agent_type`` and ``description``, and the totals
@@ -403,7 +405,7 @@ class _Reader:
                                            line=line, field="data"))
             return
         kind = as_text(inner.get("type"))
-        if kind not in ("user", "assistant"):
+        if kind not in ("user", "assistant", "attachment", "system"):
             self.unknown.add(f"agent_progress/{inner.get('type')}", line)
             return
         if self._repeated(inner, line):
