@@ -53,11 +53,14 @@ def load_folder(root: Path, format: str | None, load_file: LoadFile) -> list[Con
         return claimed
     groups: list[_Group] = []
     failures: list[LoadWarning] = []
-    entries = list(_entries(root, format))
-    files = [e for e in entries if isinstance(e, Path)]
-    if len(files) > FOLDER_FILE_LIMIT:
-        raise LoadError(str(root), f"the folder holds more than {FOLDER_FILE_LIMIT:,} log files ({len(files):,}); "
-                        "give a subfolder or the files themselves")
+    entries: list[Path | _Group] = []
+    files = 0
+    for entry in _entries(root, format):  # the walk stops as soon as the folder is known to be too large
+        files += isinstance(entry, Path)
+        if files > FOLDER_FILE_LIMIT:
+            raise LoadError(str(root), f"the folder holds more than {FOLDER_FILE_LIMIT:,} log files; give a "
+                            "subfolder or the files themselves")
+        entries.append(entry)
     for entry in entries:
         if isinstance(entry, _Group):
             groups.append(entry)
