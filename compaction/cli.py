@@ -50,18 +50,27 @@ def cmd_strategies(args: argparse.Namespace, out: TextIO) -> None:
         out.write("\n")
 
 
+def _logs(args: argparse.Namespace) -> str | list[str]:
+    """The ``log`` argument: one path (a file or a folder), or the list of several."""
+    return args.log[0] if len(args.log) == 1 else list(args.log)
+
+
 def cmd_info(args: argparse.Namespace, out: TextIO) -> None:
-    conversations = load_all_conversations(args.log, format=args.format)
+    conversations = load_all_conversations(_logs(args), format=args.format)
     warnings = [w.to_json() for c in conversations for w in c.warnings]
+    several_files = len({c.source.path for c in conversations}) > 1
     data = {
         "format": conversations[0].format,
-        "conversations": [c.summary() for c in conversations],
+        # from a folder or several files, each conversation also says its format and file
+        "conversations": [{**c.summary(), **({"format": c.format, "path": c.source.path} if several_files else {})}
+                          for c in conversations],
         "warnings": warnings,
     }
     if args.json:
         _print_json(data, out)
         return
-    out.write(f"{args.log}: {data['format']}, {len(conversations)} conversation(s)\n")
+    formats_seen = ", ".join(dict.fromkeys(c.format for c in conversations))
+    out.write(f"{', '.join(args.log)}: {formats_seen}, {len(conversations)} conversation(s)\n")
     for c in data["conversations"]:
         out.write(
             f"  [{c['id']}] {c['messages']} messages, {c['llm_calls']} LLM calls, {c['tool_calls']} tool calls, "
@@ -92,7 +101,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> None:
     choice = resolve_counter(args.counter)
     if choice.notice:
         print(f"compaction: {choice.notice}", file=sys.stderr)
-    conv = load(args.log, format=args.format, conversation=args.conversation)
+    conv = load(_logs(args), format=args.format, conversation=args.conversation)
     rep = replay(conv, info, params, context_window=args.context_window, compact_at=args.compact_at,
                  compact_to=args.compact_to, counter=choice.counter)
     if args.context_at is not None and not 0 <= args.context_at < len(rep.steps):
@@ -298,13 +307,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_strategies)
 
     p = sub.add_parser("info", help="what a log holds")
-    p.add_argument("log")
+    p.add_argument("log", nargs="+", help="a log file, a folder of logs, or several of them")
     p.add_argument("--format")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_info)
 
     p = sub.add_parser("replay", help="replay a log under a strategy")
-    p.add_argument("log")
+    p.add_argument("log", nargs="+", help="a log file, a folder of logs, or several (--conversation picks one)")
     p.add_argument("--strategy", required=True)
     p.add_argument("--set", action="append", metavar="PARAM=VALUE", help="override a strategy parameter")
     p.add_argument("--context-window", type=int, default=200_000)

@@ -189,8 +189,8 @@ def test_claude_code_sidechain_chained_to_the_main_thread_stays_a_sidechain():
 
 def test_claude_code_real_session_with_compaction():
     path = real("claude-code/marot-spotter__4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
-    (main,) = load_all_conversations(path)
-    assert main.id == "main"
+    main, subagent = load_all_conversations(path)  # the Task subagent's records are embedded as progress records
+    assert (main.id, subagent.id, subagent.source.parent) == ("main", "agent-a2898e3", "main")
     assert main.tool_call_count == 150 and main.tool_result_count == 150
     message_ids = {json.loads(line)["message"]["id"] for line in path.read_text().splitlines()
                    if json.loads(line).get("type") == "assistant"}
@@ -375,16 +375,19 @@ def test_anthropic_real_request_body():
 def test_responses_request_and_response():
     conv = load(RESPONSES)
     assert conv.format == "openai-responses"
-    assert roles(conv) == "SUATATUA"
+    assert roles(conv) == "SUATATUAT"
     assert conv.messages[0].text.startswith("You are a data analyst for Northwind Outdoor.")
     assert conv.messages[2].reasoning == ("**Querying quarterly revenue per customer**",)
     assert conv.messages[2].tool_calls[0].arguments["query"].startswith("SELECT c.name")
     assert conv.messages[5].tool_result.text.startswith("name,last_order,returns")  # output as parts
     assert conv.messages[6].images[0].mime_type == "image/png" and conv.messages[6].images[0].detail == "low"
-    final = conv.messages[7]  # reasoning + hosted web search + message: one LLM call
+    final = conv.messages[7]  # reasoning + hosted web search + message: one LLM call, the search's result after it
     assert final.reasoning == ("**Checking for public news about Alpine Supply**",)
-    assert json.loads(final.texts[0])["type"] == "web_search_call"
-    assert final.texts[1].startswith("Largest Q3 to Q4 2025 drops")
+    (search,) = final.tool_calls
+    assert (search.id, search.name, dict(search.arguments)) == (
+        "ws_0a91c2e6b7d34f15", "web_search", {"type": "search", "query": "Alpine Supply GmbH insolvency 2025"})
+    assert final.texts == (conv.messages[7].texts[0],) and final.texts[0].startswith("Largest Q3 to Q4 2025 drops")
+    assert conv.messages[8].tool_result.origin is search and conv.messages[8].meta["stand_in"] is True
     assert conv.usage == {7: Usage(input_tokens=921, output_tokens=356, cache_read_tokens=1920)}
     assert [t.name for t in conv.tools] == ["run_sql"]
     assert conv.warnings == ()

@@ -141,13 +141,22 @@ def test_swe_agent_function_calling_fixture() -> None:
     assert conv.messages[6].tool_result.text.startswith("True\n(Open file:")
 
 
-def test_swe_agent_text_actions_keep_observations_as_user_messages() -> None:
+def test_swe_agent_text_actions_become_tool_calls_and_observations_their_results() -> None:
     conv = compaction.load(fixture("swe-agent/text_actions.traj"))
-    assert conv.id == "primary" and roles(conv) == "SUUAUAUA" and conv.tool_call_count == 0
-    assert [m.meta.get("message_type") for m in conv.messages if m.role == "user"] == [
-        None, None, "observation", "observation"]
-    assert conv.messages[1].meta["is_demo"] is True
-    assert "```\nopen tinyconf/parse.py\n```" in conv.messages[3].text
+    assert conv.id == "primary" and roles(conv) == "SUUATATAT" and conv.warnings == ()
+    assert [c.name for c in conv.messages[3].tool_calls + conv.messages[5].tool_calls + conv.messages[7].tool_calls] == [
+        "open", "edit", "submit"]
+    assert conv.messages[3].texts == ("DISCUSSION\nFirst I'll look at the parser.",)  # the thought, block removed
+    assert dict(conv.messages[3].tool_calls[0].arguments) == {"command": "open tinyconf/parse.py\n"}
+    # the recorded action is shortened ("edit 10:10\n..."): the command is the block as the model wrote it
+    assert conv.messages[5].tool_calls[0].arguments["command"].endswith("end_of_edit\n")
+    assert [m.meta.get("message_type") for m in conv.messages if m.role == "tool"][:2] == ["observation"] * 2
+    assert conv.messages[4].tool_result.text.startswith("[File: /testbed/tinyconf/parse.py (24 lines total)]")
+    final = conv.messages[8]  # submit: no observation in the history, its output is the submission
+    assert final.tool_result.text.startswith("diff --git a/tinyconf/parse.py") and final.meta["final_output"] == (
+        "info.submission")
+    assert conv.messages[1].meta["is_demo"] is True and conv.messages[1].role == "user"
+    assert_calls_paired(conv)
 
 
 def test_swe_agent_retry_attempts_are_separate_conversations() -> None:
@@ -185,7 +194,12 @@ def test_mini_swe_agent_tool_calls_fixture() -> None:
 
 def test_mini_swe_agent_text_actions_and_exit_without_open_call() -> None:
     conv = compaction.load(fixture("mini-swe-agent/text_actions.traj.json"))
-    assert conv.id == "0" and roles(conv) == "SUAUAUU" and conv.tool_call_count == 0 and conv.warnings == ()
+    assert conv.id == "0" and roles(conv) == "SUATATU" and conv.warnings == ()
+    assert [(c.name, c.arguments["command"]) for m in conv.messages for c in m.tool_calls] == [
+        ("grep", 'grep -rn "def slugify" --include=*.py .\n'), ("cat", "cat textkit/slug.py\n")]
+    assert conv.messages[2].texts == ("THOUGHT: Find the helper first.",)
+    assert conv.messages[5].tool_result.text.startswith("<returncode>0</returncode>")
+    assert_calls_paired(conv)
     assert conv.messages[-1].text == "Step limit of 2 reached."
     assert conv.messages[-1].meta == {"mini_swe_agent_role": "exit", "exit_status": "LimitsExceeded"}
     assert sorted(conv.usage) == [2, 4]
@@ -455,7 +469,12 @@ def test_real_swe_agent_trajectories() -> None:
     assert marshmallow.warnings == ()
     assert_calls_paired(marshmallow)  # SWE-agent's demo reuses call ids; pairing follows the order
     pydicom = compaction.load(real_log("swe-agent/SWE-agent__test_data__gpt4__pydicom__pydicom-1458.traj"))
-    assert (pydicom.id, len(pydicom), pydicom.tool_call_count, len(pydicom.llm_call_indices)) == ("primary", 26, 0, 12)
+    # text actions: 12 actions (the final submit included) as tool calls, each observation its result
+    assert (pydicom.id, len(pydicom), pydicom.tool_call_count, len(pydicom.llm_call_indices)) == ("primary", 27, 12, 12)
+    assert pydicom.tool_result_count == 12 and pydicom.messages[-1].tool_result.tool_name == "submit"
+    assert pydicom.messages[-1].meta["final_output"] == "trajectory"
+    assert [c.name for m in pydicom.messages for c in m.tool_calls][:4] == ["create", "edit", "python", "find_file"]
+    assert_calls_paired(pydicom)
     assert pydicom.messages[1].meta.get("is_demo") is True and pydicom.warnings == ()
 
 

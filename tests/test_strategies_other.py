@@ -257,9 +257,10 @@ class TestSweAgentMasking:
         ctx = last_context(r)
         demo = next(i for i in ctx if i.message.meta.get("is_demo"))
         assert demo.fate == "kept"
-        masked = [i for i in ctx if i.fate == "pruned"]
-        assert masked and all(i.message.role == "user" and i.message.text.startswith("Old environment output: (")
-                              for i in masked)
+        masked = [i for i in ctx if i.fate == "pruned"]  # text actions are read as tool calls: results are masked
+        assert masked and all(i.message.role == "tool" and i.message.tool_result.text.startswith(
+            "Old environment output: (") for i in masked)
+        assert [i.fate for i in ctx if i.message.role == "tool"][-3:] == ["kept"] * 3
 
 
 class TestSweAgentPaperSetups:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..conversation import Conversation
 from ..submodules import import_submodules
 from .base import Document, FormatInfo, LoadError, formats, parse_document, read_path, register_format
+from .folders import FOLDER_FILE_LIMIT, load_folder, load_many
 
 
 def load_all() -> None:
@@ -46,17 +48,27 @@ def _safe_read(info: FormatInfo, doc: Document) -> list[Conversation]:
                         internal=True) from exc
 
 
-def load_all_conversations(source: str | Path | bytes, format: str | None = None, name: str | None = None, *,
-                           folder: str | Path | None = None) -> list[Conversation]:
-    """Every conversation in a log (a file path, or its bytes with an optional display ``name``). Files that belong
-    with a log (Cline's ``ui_messages.json``) are read from the log's own folder; for bytes only from ``folder``,
-    when the caller knows where they came from on this machine (never for an upload)."""
+def load_all_conversations(source: str | Path | bytes | Sequence[str | Path], format: str | None = None,
+                           name: str | None = None, *, folder: str | Path | None = None) -> list[Conversation]:
+    """Every conversation in a log: a file path, its bytes (with an optional display ``name``), a folder, or a list
+    of paths (files or folders). See :mod:`.folders` for how a folder is read. Files that belong with a log (Cline's
+    ``ui_messages.json``) are read from the log's own folder; for bytes only from ``folder``, when the caller knows
+    where they came from on this machine (never for an upload)."""
     if isinstance(source, (bytes, bytearray)):
-        data, path = bytes(source), name
-        where = Path(folder) if folder is not None else None
-    else:
-        data, path = read_path(source), name or str(source)
-        where = Path(source).parent
+        return _load_document(bytes(source), name, format, Path(folder) if folder is not None else None)
+    if isinstance(source, (list, tuple)):
+        return load_many([Path(p) for p in source], format, _load_file)
+    path = Path(source)
+    if path.is_dir():
+        return load_folder(path, format, _load_file)
+    return _load_file(path, format)
+
+
+def _load_file(path: Path, format: str | None) -> list[Conversation]:
+    return _load_document(read_path(path), str(path), format, path.parent)
+
+
+def _load_document(data: bytes, path: str | None, format: str | None, where: Path | None) -> list[Conversation]:
     doc = parse_document(data, path)
     doc.folder = where
     if format:
@@ -83,9 +95,10 @@ def _with_bad_lines(conv: Conversation, doc: Document) -> Conversation:
     return replace(conv, source=replace(conv.source, warnings=(*doc.bad_lines, *conv.source.warnings)))
 
 
-def load(source: str | Path | bytes, format: str | None = None, conversation: str | None = None,
+def load(source: str | Path | bytes | Sequence[str | Path], format: str | None = None, conversation: str | None = None,
          name: str | None = None) -> Conversation:
-    """Load one conversation (the first, or the one with id ``conversation``)."""
+    """Load one conversation (the first, or the one with id ``conversation``) of a file, its bytes, a folder or a
+    list of paths."""
     conversations = load_all_conversations(source, format, name)
     if conversation is None:
         return conversations[0]
@@ -93,7 +106,9 @@ def load(source: str | Path | bytes, format: str | None = None, conversation: st
         if conv.id == str(conversation):
             return conv
     ids = ", ".join(c.id for c in conversations)
-    raise LoadError(name or (None if isinstance(source, bytes) else str(source)),
+    where = name if isinstance(source, (bytes, bytearray)) else (
+        ", ".join(map(str, source)) if isinstance(source, (list, tuple)) else str(source))
+    raise LoadError(where,
                     f"no conversation {conversation!r} in this log; its conversations are: {ids}")
 
 
@@ -108,6 +123,6 @@ def write(conv: Conversation, format: str):
 
 
 __all__ = [
-    "Document", "FormatInfo", "LoadError", "detect", "formats", "load", "load_all_conversations", "parse_document",
+    "FOLDER_FILE_LIMIT", "Document", "FormatInfo", "LoadError", "detect", "formats", "load", "load_all_conversations", "parse_document",
     "register_format", "write",
 ]

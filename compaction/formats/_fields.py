@@ -94,10 +94,12 @@ def type_name(value: Any) -> str:
 
 
 class UnknownTypes:
-    """Collects record types a reader does not know, to report each once with a count and its first line."""
+    """Collects the types of records a reader skips (by default: types it does not know), to report each once with a
+    count and its first line."""
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, reason: str = "of unknown type", reason_plural: str | None = None) -> None:
         self._what = what
+        self._reason = (reason, reason_plural or reason)  # after one record, after several
         self._seen: dict[str, tuple[int | None, int]] = {}
 
     def add(self, kind: Any, line: int | None) -> None:
@@ -110,6 +112,6 @@ class UnknownTypes:
         out = []
         for kind, (first, count) in self._seen.items():
             plural = "s" if count > 1 else ""
-            out.append(LoadWarning(f"skipped {count} {self._what}{plural} of unknown type {kind}", line=first,
-                                   field="type"))
+            reason = self._reason[count > 1]
+            out.append(LoadWarning(f"skipped {count} {self._what}{plural} {reason} {kind}", line=first, field="type"))
         return out

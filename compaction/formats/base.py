@@ -68,6 +68,11 @@ class FormatInfo:
     #: for formats kept as a folder of files (a Cline task folder): the folder's conversations, or None when the
     #: folder is not one of this format's
     read_folder: Callable[[Path], list[Conversation] | None] | None = None
+    #: for formats whose runs span several files (a Claude Code session and its subagent files): given the
+    #: conversations of each file of one load (folder or several paths), in file order, returns them with the
+    #: cross-file links filled in (``Source.parent`` / ``parent_call_id``; a parent in another file is named by its
+    #: id and ``Source.meta["parent_path"]``) and duplicates left out
+    combine: Callable[[list[list[Conversation]]], list[list[Conversation]]] | None = None
     #: for ``docs/formats.md``: what of the log is read, and what is left out and why
     reads: str = ""
     leaves_out: str = ""

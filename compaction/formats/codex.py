@@ -13,18 +13,24 @@ Each line is ``{"timestamp", "type", "payload"}``:
   (``Source.context_window``). Codex repeats the same figures after each tool output: a record whose running
   total did not change is not a new call. The usage goes to the model turn it is written next to (0.5x writes it
   before the turn's items, later versions after them);
+* ``web_search_call`` items (the hosted web search, run inside the model's response) become ``web_search`` tool calls
+  with a result after the turn's assistant message (the shared item reader); an item without its ``action`` takes
+  it from the ``event_msg`` ``web_search_end`` record of the same call (by ``call_id``, else in order). The log never
+  holds the search results: the result is a stand-in text (or the sources, when the action lists them);
 * ``compacted``: the run compacted its history; the summary (``message``) is loaded as a user message in
   ``log_summary_indices`` (replays leave it out by default) and a :class:`LogEvent` marks the spot. An
   ``event_msg`` ``context_compacted`` without a ``compacted`` record marks it too.
 
 Other ``event_msg`` records (``user_message``, ``agent_message``, ``agent_reasoning`` echo response items),
-``turn_context`` and ``ghost_snapshot`` items are not sent to the model: skipped. Legacy rollouts (before the
+``turn_context`` and ``ghost_snapshot`` items are not sent to the model: skipped (``turn_context.model`` names the
+model: ``Source.model`` is the one most turns used; ``session_meta.cli_version`` is ``Source.agent_version``). Legacy rollouts (before the
 ``payload`` wrapper: a first ``{"id", "timestamp", "instructions"}`` line, then bare items) are read too.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,6 +52,9 @@ class _Rollout:
         self.context_window: int | None = None
         self._last_total: str | None = None
         self._compacted_at: int | None = None  # message count right after the last compacted record
+        self.models: Counter = Counter()  # turn_context models, one count per turn
+        self.cli_version: str | None = None
+        self.web_searches: list[tuple[str | None, dict[str, Any]]] = []  # (call id, arguments) of web_search_end
         self._marked_at: int | None = None  # message count right after a context_compacted event
 
     def record(self, record: Any, line: int | None, first: bool) -> None:
@@ -74,6 +83,10 @@ class _Rollout:
     def _wrapped(self, kind: str, payload: Mapping[str, Any], line: int | None, meta: dict[str, Any]) -> None:
         if kind == "session_meta":
             self._instructions(payload)
+            self.cli_version = self.cli_version or as_text(payload.get("cli_version"))
+        elif kind == "turn_context":
+            if as_text(payload.get("model")):
+                self.models[payload["model"]] += 1
         elif kind == "response_item":
             self.reader.add(payload, f"line {line}", line, meta)
         elif kind == "event_msg":
@@ -82,6 +95,8 @@ class _Rollout:
                 self._token_count(payload.get("info"), line)
             elif event == "context_compacted":
                 self._context_compacted(line)
+            elif event == "web_search_end":
+                self._web_search_end(payload)
         elif kind == "compacted":
             self._compacted(payload, line, meta)
 
@@ -110,6 +125,14 @@ class _Rollout:
         self.reader.call_usage(Usage(input_tokens=prompt - cached, output_tokens=as_count(last.get("output_tokens")),
                                      cache_read_tokens=cached))
 
+    def _web_search_end(self, payload: Mapping[str, Any]) -> None:
+        """What a web search looked for (``action``, else ``query``), for a ``web_search_call`` item without it."""
+        action = {k: v for k, v in as_mapping(payload.get("action")).items() if k != "sources"}
+        query = as_text(payload.get("query"))
+        if query and not (set(action) - {"type"}):
+            action = {"type": as_text(action.get("type")) or "search", "query": query}
+        self.web_searches.append((as_text(payload.get("call_id")), action))
+
     def _context_compacted(self, line: int | None) -> None:
         if self._compacted_at == len(self.reader.slots):
             return  # the compacted record already marked this compaction
@@ -131,8 +154,11 @@ def read(doc: Document) -> list[Conversation]:
             rollout.record(record, line, position == 0)
         except RecursionError:
             rollout.reader.warnings.append(LoadWarning(TOO_DEEP, line=line))
+    rollout.reader.fill_web_searches(rollout.web_searches)
+    model = rollout.models.most_common(1)[0][0] if rollout.models else None
     return [rollout.reader.conversation("codex", doc.path, "0", warnings=rollout.unknown.warnings(),
-                                        context_window=rollout.context_window)]
+                                        context_window=rollout.context_window, model=model,
+                                        agent_version=rollout.cli_version)]
 
 
 def detect(doc: Document) -> str | None:
@@ -159,5 +185,12 @@ register_format(
         extensions=(".jsonl",),
         description="Codex CLI session rollouts (~/.codex/sessions/**/rollout-*.jsonl): response items as one "
         "assistant message per model turn, token_count usage and context window, compacted summaries.",
+        reads="The instructions, every response item (messages, reasoning summaries, function, custom and shell "
+        "calls with their outputs, web searches as web_search tool calls) with one assistant message per model turn, "
+        "token_count usage per call and the model's context window, compacted summaries as the log's own "
+        "compactions, the model (turn_context) and cli_version.",
+        leaves_out="Event records that only echo response items for the terminal, turn contexts and ghost snapshots. "
+        "A web search's results are not in the rollout (the API keeps them inside the response): its tool result is "
+        "a stated stand-in text.",
     )
 )

@@ -5,8 +5,12 @@
 object: for assistant messages the provider ``response`` (its ``usage`` becomes the call's :class:`Usage`), ``cost``
 and ``timestamp``; for observations the raw command output. Rules:
 
-* Tool-calling runs answer ``tool_calls`` with role ``tool`` messages; text-action runs (``mini-swe-agent-1``) put
-  the command in a fenced block and the observation in a ``user`` message, kept as a user message.
+* Tool-calling runs answer ``tool_calls`` with role ``tool`` messages. Text-action runs (``mini-swe-agent-1``) put
+  the command in a ```` ```bash ```` block of the reply (the agent runs a reply with exactly one such block) and the
+  output in the next ``user`` message: as in the SWE-agent reader, the command becomes a tool call named after its
+  command word with arguments ``{"command": ...}``, the reply keeps the text around the block, and the output
+  becomes the call's tool result (:mod:`._text_actions`). A reply with no or several blocks gets the agent's
+  format-error message, which stays a user message.
 * The run ends with a message of role ``exit`` (``extra.exit_status``, ``extra.submission``) that no model ever saw.
   When the last response still has an unanswered call, the exit message is that call's outcome (the command printed
   the submission), so it becomes the tool result of the call that printed ``COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT``
@@ -18,16 +22,20 @@ and ``timestamp``; for observations the raw command output. Rules:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..conversation import Conversation, LoadWarning, Source, Usage, structural_warnings
+from ..conversation import Conversation, LoadWarning, Message, Source, Usage, structural_warnings
 from ._fields import as_mapping, as_text, type_name
+from ._text_actions import with_text_actions
 from .base import Document, FormatInfo, LoadError, register_format
 from .openai_chat import read_messages_with_meta, usage_from_openai
 
 _ROLES = ("system", "user", "assistant", "tool")
 _SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+#: mini-swe-agent's default ``action_regex``: the command of a text-action reply
+ACTION_BLOCK = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
 
 
 def detect(doc: Document) -> str | None:
@@ -72,6 +80,18 @@ def _exit_message(entry: Mapping[str, Any], raw: list[dict[str, Any]]) -> tuple[
     return {"role": "user", "content": entry.get("content")}, meta
 
 
+def _actions(messages: list[Message]) -> dict[int, str]:
+    """The command of each text-action reply (an assistant message without tool calls holding exactly one
+    ```` ```bash ```` block), by message index."""
+    found = {}
+    for index, message in enumerate(messages):
+        if message.role == "assistant" and not message.tool_calls:
+            blocks = ACTION_BLOCK.findall(message.text)
+            if len(blocks) == 1:
+                found[index] = blocks[0]
+    return found
+
+
 def _meta(entry: Mapping[str, Any]) -> dict[str, Any]:
     extra = as_mapping(entry.get("extra"))
     return {k: extra[k] for k in ("timestamp", "cost") if isinstance(extra.get(k), (int, float, str))}
@@ -103,6 +123,7 @@ def read(doc: Document) -> list[Conversation]:
         metas.append(meta)
         responses.append(as_mapping(as_mapping(entry.get("extra")).get("response")).get("usage"))
     messages, _, read_warnings = read_messages_with_meta(raw, metas, doc.path)
+    messages = with_text_actions(messages, _actions(messages), lambda i: f"action-{i}", lambda _i, _m: True)
     usage: dict[int, Usage] = {}
     for index, (message, reported) in enumerate(zip(messages, responses, strict=True)):
         found = usage_from_openai(reported) if message.role == "assistant" else None
@@ -123,5 +144,11 @@ register_format(
         extensions=(".traj.json", ".json"),
         description="mini-swe-agent .traj.json: the prompted messages (tool calls or text actions), per-call usage "
         "from the saved responses, the final 'exit' message as the submitting call's outcome.",
+        reads="The messages the model was prompted with, usage per call from the saved responses, tool calls with "
+        "their results, and text actions (one bash block per reply) turned into tool calls named after the command "
+        "word with the next observation as the result; the exit message as the outcome of the last open call.",
+        leaves_out="Costs and raw command outputs kept beside the prompt (the prompt holds what the model saw). Text "
+        "actions are text to the model: the tool calls are our reading of them, and their JSON form counts a few "
+        "characters differently from the bash block the model wrote.",
     )
 )

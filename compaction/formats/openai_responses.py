@@ -7,8 +7,14 @@ Items read: ``message`` (roles user / assistant / system / developer; ``input_te
 text or parts), ``custom_tool_call`` / ``custom_tool_call_output`` (free-form ``input``, kept as raw arguments),
 ``local_shell_call`` (its ``action`` as arguments) / ``local_shell_call_output``, ``computer_call`` /
 ``computer_call_output``, ``reasoning`` (summary texts, else reasoning texts, become reasoning parts), hosted tool
-calls (``web_search_call``, ``file_search_call``, ``mcp_call``…, kept as JSON text of the assistant message: the
-API runs them inside one response), and ``compaction`` items (the server's own compaction: a log event).
+calls, and ``compaction`` items (the server's own compaction: a log event).
+
+Hosted tools run inside one response. A ``web_search_call`` becomes a ``web_search`` tool call of that response's
+assistant message (arguments: its ``action`` — ``search`` with ``query``, ``open_page`` with ``url``, ``find`` with
+``url`` and ``pattern`` — without the ``sources`` list) and a tool result right after the message: the sources the
+action lists, or a stand-in text when the log has none (the API never returns the search results themselves).
+Other hosted calls (``file_search_call``, ``mcp_call``, ``code_interpreter_call``…) are kept as JSON text of the
+assistant message.
 
 The output items of one model response between two inputs (reasoning, message, tool calls) form one assistant
 message: one LLM call. The item reader here is shared with the Codex rollout reader.
@@ -41,6 +47,10 @@ from .openai_chat import parse_arguments
 
 #: output items of a response that start or extend the assistant message of an LLM call
 CALL_TYPES = frozenset({"function_call", "custom_tool_call", "local_shell_call", "computer_call"})
+#: a hosted tool call read as a tool call with a result (the others are kept as JSON text of the assistant message)
+WEB_SEARCH_TYPE = "web_search_call"
+#: the result text of a web search whose results the log does not hold (the API keeps them inside the response)
+WEB_SEARCH_STAND_IN = "(web search results: not recorded in the log — Compaction Lab stand-in text)"
 HOSTED_CALL_TYPES = frozenset({"web_search_call", "file_search_call", "image_generation_call",
                                "code_interpreter_call", "mcp_call", "mcp_list_tools", "mcp_approval_request"})
 RESULT_TYPES = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output",
@@ -79,6 +89,8 @@ class ItemReader:
     unknown: UnknownTypes = field(default_factory=lambda: UnknownTypes("item"))
     open_index: int | None = None
     pending_usage: Usage | None = None
+    #: results of hosted calls (web searches) of the open response: they follow its assistant message
+    pending_results: list[Message] = field(default_factory=list)
 
     # ----------------------------------------------------------------------------------------------- items
     def add(self, item: Any, where: str, line: int | None = None, meta: Mapping[str, Any] | None = None) -> None:
@@ -106,6 +118,8 @@ class ItemReader:
             self._draft(meta).reasoning += _reasoning_texts(item)
         elif kind in CALL_TYPES:
             self._call(item, kind, where, line, meta)
+        elif kind == WEB_SEARCH_TYPE:
+            self._web_search(item, line, meta)
         elif kind in HOSTED_CALL_TYPES:
             self._draft(meta).texts.append(json.dumps(item, ensure_ascii=False, default=str))
         elif kind in RESULT_TYPES:
@@ -158,6 +172,51 @@ class ItemReader:
         if call_id:
             self.calls[call_id] = call
         self._draft(meta).tool_calls.append(call)
+
+    def _web_search(self, item: Mapping[str, Any], line: int | None, meta: dict[str, Any]) -> None:
+        """A web search the API ran inside the response: a ``web_search`` call whose arguments are its action
+        (``search`` with ``query``, ``open_page`` with ``url``, ``find`` with ``url`` and ``pattern``) and whose
+        result lists the sources the log names, else a stand-in (the log never holds the results themselves)."""
+        action = as_mapping(item.get("action"))
+        arguments = {k: v for k, v in action.items() if k != "sources"}
+        if not arguments and isinstance(item.get("query"), str):
+            arguments = {"type": "search", "query": item["query"]}
+        draft = self._draft(meta)
+        call_id = (as_text(item.get("id")) or as_text(item.get("call_id"))
+                   or f"web_search-{line if line is not None else len(self.slots)}-{len(draft.tool_calls)}")
+        status = as_text(item.get("status"))
+        call = ToolCall(call_id, "web_search", arguments, {"type": WEB_SEARCH_TYPE, "hosted": True,
+                                                           **({"status": status} if status else {})})
+        draft.tool_calls.append(call)
+        listed = action.get("sources")
+        sources = [u for u in (as_text(as_mapping(s).get("url")) for s in (listed if isinstance(listed, list) else ()))
+                   if u]
+        text = "Sources:\n" + "\n".join(sources) if sources else WEB_SEARCH_STAND_IN
+        result_meta = {**meta, "hosted": True, **({} if sources else {"stand_in": True})}
+        self.pending_results.append(Message("tool", tool_result=ToolResult(call, text, error=status == "failed"),
+                                            meta=result_meta))
+
+    def fill_web_searches(self, found: list[tuple[str | None, Mapping[str, Any]]]) -> None:
+        """Arguments for the web searches whose item had no action, from the agent's own record of them (Codex's
+        ``web_search_end`` events: ``(call id, arguments)``, matched to the searches by call id, else the n-th record to
+        the n-th search)."""
+        self.close()
+        searches = [(slot, k) for slot in self.slots if isinstance(slot, _Draft)
+                    for k, call in enumerate(slot.tool_calls)
+                    if call.name == "web_search" and as_mapping(call.extra).get("hosted")]
+        ids = {slot.tool_calls[k].id for slot, k in searches}
+        by_id = {cid: args for cid, args in found if cid in ids}
+        in_order = iter([args for cid, args in found if cid not in by_id])  # the n-th search's record
+        replaced: dict[str | None, ToolCall] = {}
+        for slot, k in searches:
+            call = slot.tool_calls[k]
+            arguments = by_id.get(call.id) if call.id in by_id else next(in_order, None)
+            if arguments and not call.arguments:
+                slot.tool_calls[k] = replaced[call.id] = replace(call, arguments=dict(arguments))
+        for i, slot in enumerate(self.slots):
+            result = slot.tool_result if isinstance(slot, Message) else None
+            if result is not None and result.call_id in replaced:
+                self.slots[i] = replace(slot, tool_result=replace(result, origin=replaced[result.call_id]))
 
     def _result(self, item: Mapping[str, Any], where: str, line: int | None, meta: dict[str, Any]) -> None:
         self.close()
@@ -231,8 +290,11 @@ class ItemReader:
         return draft
 
     def close(self) -> None:
-        """End the current LLM call (an input item follows)."""
+        """End the current LLM call (an input item follows); the results of its hosted calls follow it."""
         self.open_index = None
+        if self.pending_results:
+            self.slots += self.pending_results
+            self.pending_results = []
 
     def call_usage(self, usage: Usage) -> None:
         """Usage of one LLM call: it belongs to the open assistant message unless that one already has usage, else
@@ -258,17 +320,20 @@ class ItemReader:
 
     # ----------------------------------------------------------------------------------------------- result
     def messages(self) -> list[Message]:
+        self.close()
         return [s.message() if isinstance(s, _Draft) else s for s in self.slots]
 
     def conversation(self, format_name: str, path: str | None, conversation_id: str = "0",
                      tools: Iterable[ToolSchema] = (), warnings: Iterable[LoadWarning] = (),
-                     context_window: int | None = None) -> Conversation:
+                     context_window: int | None = None, model: str | None = None,
+                     agent_version: str | None = None) -> Conversation:
         messages = self.messages()
         if self.pending_usage is not None:
             self._warn("usage reported after the last model output; not attached to any call", None)
         all_warnings = (*warnings, *self.warnings, *self.unknown.warnings(), *structural_warnings(messages))
         return Conversation(tuple(messages), tuple(tools),
-                            Source(format_name, path, conversation_id, all_warnings, context_window),
+                            Source(format_name, path, conversation_id, all_warnings, context_window, model=model,
+                                   agent_version=agent_version),
                             usage=dict(self.usage), events=tuple(self.events),
                             log_summary_indices=frozenset(self.summaries))
 
@@ -430,5 +495,11 @@ register_format(
         extensions=(".json", ".jsonl"),
         description="Responses API input/output items ({instructions, input, output, tools, usage}, a response "
         "object, a bare item list or JSONL): messages, function/custom/shell calls and outputs, reasoning.",
+        reads="Input and output items: messages with text, image and file parts, reasoning summaries, function, "
+        "custom, shell and computer calls with their outputs, web_search_call as a web_search tool call with its "
+        "result after the response, compaction items, function tool schemas and the response's usage.",
+        leaves_out="Encrypted reasoning, item references to stored items (warned). A web search's results are never "
+        "in the items: its result lists the sources the action names, else a stated stand-in text. Other hosted "
+        "calls (file search, MCP, code interpreter) are kept as JSON text of the assistant message.",
     )
 )
