@@ -167,7 +167,7 @@ def test_a_folder_format_claims_its_folders(tmp_path: Path, monkeypatch: pytest.
 
     info = base.FormatInfo("test-folder", "Test folder", lambda doc: "never a file", lambda doc: [],
                            read_folder=read_folder)
-    monkeypatch.setitem(base._FORMATS, "test-folder", info)
+    monkeypatch.setitem(base.FORMATS._items, "test-folder", info)
     (tmp_path / "tasks" / "t1").mkdir(parents=True)
     (tmp_path / "tasks" / "t1" / "task.marker").write_text("", encoding="utf-8")
     (tmp_path / "tasks" / "t1" / "inner.jsonl").write_text("{}", encoding="utf-8")  # read by the folder format only
