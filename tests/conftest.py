@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,14 +19,47 @@ os.environ.setdefault("COMPACTION_LAB_LOCAL_SESSIONS", "0")
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_conversations"
-REAL_LOGS = ROOT.parent / "shared" / "real_logs"
+#: the real logs committed with the suite (gzip-compressed; see tests/data/real_logs/README.md)
+BUNDLED_REAL_LOGS = ROOT / "tests" / "data" / "real_logs"
+#: set to a folder of plain real logs (e.g. ../shared/real_logs) to run the suite on that corpus instead
+REAL_LOGS_SETTING = "COMPACTION_LAB_REAL_LOGS"
+
+
+def _bundled_real_logs() -> Path:
+    """The bundled logs decompressed once into tests/data/.cache/<digest of the bundle> (atomic: parallel workers
+    may race, one rename wins)."""
+    files = sorted(p for p in BUNDLED_REAL_LOGS.rglob("*.gz"))
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()[:16]
+    target = ROOT / "tests" / "data" / ".cache" / f"real_logs-{digest}"
+    if target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix="real_logs-", dir=target.parent))
+    for path in files:
+        out = staging / path.relative_to(BUNDLED_REAL_LOGS).with_suffix("")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(gzip.decompress(path.read_bytes()))
+    try:
+        staging.rename(target)
+    except OSError:  # another worker got there first
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def real_logs_root() -> Path:
+    """The folder of plain real logs the suite reads: ``$COMPACTION_LAB_REAL_LOGS``, else the bundled ones."""
+    chosen = os.environ.get(REAL_LOGS_SETTING)
+    return Path(chosen).resolve() if chosen else _bundled_real_logs()
+
+
+REAL_LOGS = real_logs_root()
 
 
 def real_log(relative: str) -> Path:
-    """Path of a file in ../shared/real_logs, or skip the test when the folder is absent."""
+    """Path of a real log, or skip the test when the corpus in use does not have it."""
     path = REAL_LOGS / relative
     if not path.exists():
-        pytest.skip(f"real log {relative} not available")
+        pytest.skip(f"real log {relative} not in {REAL_LOGS}")
     return path
 
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import cache
-from pathlib import Path
+
+from conftest import REAL_LOGS
 
 import compaction
 from compaction.conversation import Conversation
 from compaction.formats import LoadError
 
-REAL_LOGS = Path(__file__).resolve().parents[1].parent / "shared" / "real_logs"
 LOG_SUFFIXES = (".json", ".jsonl", ".traj", ".eval", ".md")
 MAX_CALLS = 60
 #: windows as fractions of the log's uncompacted size (approx tokens): with compact_at 0.7 the hook triggers at 42%

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import REAL_LOGS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +25,7 @@ from compaction.formats import LoadError, detect, formats, load, load_all_conver
 from compaction.formats import inspect_ai as inspect_format
 
 FIXTURES = Path(__file__).parent / "fixtures"
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "real_logs"
+REAL = REAL_LOGS
 MY_FORMATS = ("claude-code", "codex", "anthropic", "openai-responses", "inspect-ai")
 
 CC = FIXTURES / "claude-code" / "session.jsonl"
