@@ -71,11 +71,11 @@ class PreviousCall:
             self._originals.append(entry.message)
             if self.current is not None and entry.origin == self.current.index:
                 self.current.output = entry.message
-        self.previous = self.current
+        self.previous = previous = self.current
         self.current = CallRecord(call.message_index, self._originals.value(with_tools=True), call.tokens)
-        usage = self.strategy.ctx.usage.get(call.message_index)
-        if usage is not None and self._logged_context(call.message_index):
-            self.overhead = usage.prompt_tokens - self.current.uncompacted
+        usage = self.strategy.ctx.usage.get(previous.index) if previous is not None else None
+        if previous is not None and usage is not None and self._logged_context(previous.index):
+            self.overhead = usage.prompt_tokens - previous.uncompacted
 
     def _logged_context(self, index: int) -> bool:
         """Whether the call producing message ``index`` was sent before the log's own first compaction."""
