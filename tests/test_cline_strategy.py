@@ -95,12 +95,16 @@ def test_truncation_of_a_longer_history_and_its_pairing() -> None:
     messages = _turns(6)
     conv = _conversation(messages, {5: 170_000})
     rep = _replay(conv)
-    sent = [i.index for i in rep.context_at(6)]
+    context = rep.context_at(6)
+    sent = [i.index for i in context]
     # API messages: 0 task, 1 a0, then u0 a1 … a5 u5: 11 after the first pair -> floor(11/4)*2 = 4 left out (API 2-5:
     # u0 a1 u1 a2, the last one an assistant message); API 6 (u2: a2's result, message 8, and its environment
-    # details, message 9) is the first kept
-    assert sent[:3] == [0, 1, 9]
-    assert sent[3:] == list(range(10, 19))
+    # details, message 9) is the first kept. CM lines 366-470 (ensureToolResultsFollowToolUse): a0's call, whose
+    # result went with u0, is answered "result missing" at the start of the next message
+    assert sent[:4] == [0, 1, None, 9]
+    assert context[2].message.tool_result.call_id == "toolu_0"
+    assert context[2].message.tool_result.text == "result missing"
+    assert sent[4:] == list(range(10, 19))
 
 
 def test_orphaned_native_results_after_the_cut_are_dropped() -> None:
@@ -108,7 +112,7 @@ def test_orphaned_native_results_after_the_cut_are_dropped() -> None:
     messages = _turns(6)
     conv = _conversation(messages, {5: 170_000})
     context = _replay(conv).context_at(6)
-    first_kept = context[2]
+    first_kept = context[3]
     assert first_kept.message.role == "user"  # the result of a2's call (left out) was dropped, its user text stays
     assert all(i.message.tool_result is None or i.message.tool_result.call_id != "toolu_2" for i in context)
 

@@ -26,7 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..history import Entry
+from ..conversation import tool
+from ..history import Entry, inserted
 from ..tokens import Counter
 from ._agent_usage import PreviousCall
 from ._api_messages import ApiMessage, api_messages, blocks
@@ -44,6 +45,8 @@ TRUNCATION_NOTICE = (
     "length. The initial user task has been retained for continuity, while intermediate conversation history has "
     "been removed. Keep this in mind as you continue assisting the user. Pay special attention to the user's latest "
     "messages.")
+#: what ``ensureToolResultsFollowToolUse`` answers a call whose result is not in the next message with
+RESULT_MISSING = "result missing"
 DEFAULT_CONTEXT_WINDOW = 128_000
 #: ``needToTruncate: percentSaved < 0.3``
 ENOUGH_SAVED = 0.3
@@ -314,11 +317,17 @@ class ContextManager(Strategy):
         orphans = self._orphan_results(kept, cut_from)
         if orphans:
             kept = [e for i, e in enumerate(kept) if i not in orphans]
+        missing = _missing_results(kept, api_messages(kept))
+        if missing:
+            kept = missing
         count = end - FIRST_KEPT + 1
         share = "three quarters" if keep == "quarter" else "half"
         note = f"truncated {share}: left out {plural(count, 'message')} after the first pair" + notice
         if orphans:
             note += f", and {plural(len(orphans), 'tool result')} whose calls went with them"
+        added = sum(1 for e in kept if e.info.get(EDIT_KEY) == "result_missing")
+        if added:
+            note += f"; {plural(added, 'call')} of the first assistant message answered 'result missing'"
         return kept, note
 
     def _notice(self, entries: list[Entry], groups: Sequence[ApiMessage]) -> str:
@@ -351,6 +360,30 @@ class ContextManager(Strategy):
                 out.add(i)
             i += 1
         return out
+
+
+def _missing_results(kept: list[Entry], groups: Sequence[ApiMessage]) -> list[Entry] | None:
+    """``ensureToolResultsFollowToolUse`` (ContextManager.ts 366-470): a ``tool_use`` whose result is not in the
+    next (user) message gets a ``result missing`` result there, results first. After a cut that is the first
+    assistant message's calls, whose results were left out. None when nothing is missing."""
+    additions: dict[int, list[Entry]] = {}
+    for k in range(len(groups) - 1):
+        group, following = groups[k], groups[k + 1]
+        if group.role != "assistant" or following.role != "user":
+            continue
+        calls = [c for e in group.entries(kept) for c in e.message.tool_calls if c.id and not _is_xml_id(c.id)]
+        answered = {e.message.tool_result.call_id for e in following.entries(kept) if e.message.tool_result}
+        missing = [c for c in calls if c.id not in answered]
+        if missing:
+            additions[following.start] = [
+                inserted(tool(c, RESULT_MISSING), "note", (), **{EDIT_KEY: "result_missing"}) for c in missing]
+    if not additions:
+        return None
+    out: list[Entry] = []
+    for i, entry in enumerate(kept):
+        out.extend(additions.get(i, ()))
+        out.append(entry)
+    return out
 
 
 def _is_xml_id(call_id: str | None) -> bool:
