@@ -211,3 +211,13 @@ def test_replay_truncates_where_the_cline_log_did() -> None:
     # API 8) and the first read of stats.py (API 4); the fixture's context_history.json names API 4 and 14.
     pruned = [i.index for i in rep.context_at(first.step) if i.fate == "pruned"]
     assert pruned == [1]  # API 2 and 4 were left out by the truncation; only the notice is still sent
+
+
+def test_export_is_clines_setting() -> None:
+    import json
+
+    from compaction.export import export_setup
+
+    (snippet,) = export_setup("cline.context_manager", {}, context_window=128_000)
+    assert snippet.language == "json" and json.loads(snippet.code) == {"useAutoCondense": False}
+    assert "98,000" in snippet.note  # the 128k window's maxAllowedSize

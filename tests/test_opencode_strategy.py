@@ -224,3 +224,21 @@ def test_prune_with_compaction() -> None:
     rep = compaction.replay(_conversation(_heavy_session()), "opencode.compaction", {"prune": True})
     assert [s.step for s in rep.steps if s.compacted] == [6]
     assert "prune: cleared 2 tool outputs" in rep.steps[6].note
+
+
+def test_export_is_opencode_json() -> None:
+    import json
+
+    from compaction.export import export_setup
+
+    (snippet,) = export_setup("opencode.prune", {})
+    assert json.loads(snippet.code)["compaction"] == {"auto": False, "prune": True}
+    snippets = export_setup("opencode.compaction", {"prune": True, "reserved": 10_000, "preserve_recent_tokens": 8_000,
+                                                    "tail_turns": 2, "mode": "suffix", "output_token_max": 16_000,
+                                                    "model_input_limit": 150_000})
+    config = json.loads(snippets[0].code)
+    assert config["$schema"] == "https://opencode.ai/config.json"
+    assert config["compaction"] == {"auto": True, "prune": True, "reserved": 10_000, "preserve_recent_tokens": 8_000,
+                                    "tail_turns": 2, "mode": "suffix"}
+    assert json.loads(snippets[1].code) == {"limit": {"context": 200_000, "output": 32_000, "input": 150_000}}
+    assert snippets[2].code == "export OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX=16000\n"

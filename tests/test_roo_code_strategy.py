@@ -185,3 +185,18 @@ def test_sliding_window_hides_what_the_roo_log_hid_at_its_call() -> None:
     assert "hid 4 messages" in first.note
     measured = int(first.note.split("prevContextTokens ")[1].split(":")[0].replace(",", ""))
     assert abs(measured - truncation.pre_tokens) <= 0.02 * truncation.pre_tokens
+
+
+def test_export_is_roos_settings_file() -> None:
+    import json
+
+    from compaction.export import export_setup
+
+    (snippet,) = export_setup("roo_code.condense", {"auto_condense_context_percent": 75,
+                                                     "custom_condensing_prompt": 'Summarize "briefly" {x}'})
+    assert json.loads(snippet.code) == {"globalSettings": {
+        "autoCondenseContext": True, "autoCondenseContextPercent": 75,
+        "customSupportPrompts": {"CONDENSE": 'Summarize "briefly" {x}'}}}
+    (snippet,) = export_setup("roo_code.sliding_window", {"max_tokens": 16_000})
+    assert json.loads(snippet.code) == {"globalSettings": {"autoCondenseContext": False}}
+    assert "16,000" in snippet.note

@@ -315,11 +315,10 @@ class ContextManager(Strategy):
         cut_from, cut_to = groups[FIRST_KEPT].start, groups[end].end
         kept = [*entries[:cut_from], *entries[cut_to:]]
         orphans = self._orphan_results(kept, cut_from)
-        if orphans:
-            kept = [e for i, e in enumerate(kept) if i not in orphans]
-        missing = _missing_results(kept, api_messages(kept))
-        if missing:
-            kept = missing
+        after = [e for i, e in enumerate(kept[cut_from:], cut_from) if i not in orphans]
+        if end + 1 < len(groups):  # a message follows the cut (its content may be empty now)
+            after = [*_missing_results(entries[groups[1].start:groups[1].end], after), *after]
+        kept = [*kept[:cut_from], *after]
         count = end - FIRST_KEPT + 1
         share = "three quarters" if keep == "quarter" else "half"
         note = f"truncated {share}: left out {plural(count, 'message')} after the first pair" + notice
@@ -362,28 +361,19 @@ class ContextManager(Strategy):
         return out
 
 
-def _missing_results(kept: list[Entry], groups: Sequence[ApiMessage]) -> list[Entry] | None:
-    """``ensureToolResultsFollowToolUse`` (ContextManager.ts 366-470): a ``tool_use`` whose result is not in the
-    next (user) message gets a ``result missing`` result there, results first. After a cut that is the first
-    assistant message's calls, whose results were left out. None when nothing is missing."""
-    additions: dict[int, list[Entry]] = {}
-    for k in range(len(groups) - 1):
-        group, following = groups[k], groups[k + 1]
-        if group.role != "assistant" or following.role != "user":
-            continue
-        calls = [c for e in group.entries(kept) for c in e.message.tool_calls if c.id and not _is_xml_id(c.id)]
-        answered = {e.message.tool_result.call_id for e in following.entries(kept) if e.message.tool_result}
-        missing = [c for c in calls if c.id not in answered]
-        if missing:
-            additions[following.start] = [
-                inserted(tool(c, RESULT_MISSING), "note", (), **{EDIT_KEY: "result_missing"}) for c in missing]
-    if not additions:
-        return None
-    out: list[Entry] = []
-    for i, entry in enumerate(kept):
-        out.extend(additions.get(i, ()))
-        out.append(entry)
-    return out
+def _missing_results(first_answer: Sequence[Entry], after: Sequence[Entry]) -> list[Entry]:
+    """``ensureToolResultsFollowToolUse`` (ContextManager.ts 366-470) at the cut: each ``tool_use`` of the first
+    assistant message whose result is not in the message after it (its results went with the cut) is answered
+    ``result missing`` there, results first."""
+    calls = [c for e in first_answer for c in e.message.tool_calls if c.id and not _is_xml_id(c.id)]
+    answered = set()
+    for entry in after:
+        if entry.message.role == "assistant":
+            break
+        if entry.message.tool_result is not None:
+            answered.add(entry.message.tool_result.call_id)
+    return [inserted(tool(c, RESULT_MISSING), "note", (), **{EDIT_KEY: "result_missing"})
+            for c in calls if c.id not in answered]
 
 
 def _is_xml_id(call_id: str | None) -> bool:
