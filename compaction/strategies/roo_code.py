@@ -170,9 +170,7 @@ class _RooContext(Strategy):
         total = self.usage.total()
         if not total:
             return None
-        groups = api_messages(entries)
-        last = groups[-1].entries(entries) if groups and groups[-1].role == "user" else ()
-        self.prev_context_tokens = total + roo_count_tokens([e.message for e in last])
+        self.prev_context_tokens = total + roo_count_tokens(_last_user_message(entries))
         return self.prev_context_tokens
 
     def _sliding_window(self, entries: list[Entry]) -> tuple[list[Entry] | None, str]:
@@ -373,6 +371,22 @@ class Condense(_RooContext):
         if self.first_message is None:
             return ""
         return "\n".join(_COMMAND.findall("\n".join(self.first_message.texts)))
+
+
+def _last_user_message(entries: Sequence[Entry]) -> list[Message]:
+    """The messages of the last API message when it is the user's (read from the end: a call costs only that)."""
+    out: list[Message] = []
+    for entry in reversed(entries):
+        if entry.excluded:
+            continue
+        if entry.message.role in ("assistant", "system"):
+            break
+        if entry.inserted is not None:  # a marker or summary is a message of its own
+            if not out:
+                out.append(entry.message)
+            break
+        out.append(entry.message)
+    return out[::-1]
 
 
 def _latest_environment(entries: Sequence[Entry]) -> str:
