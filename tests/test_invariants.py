@@ -34,6 +34,9 @@ NO_PAIRING_PROMISE = {
     "haystack.sliding_window": "orphan messages are dropped: a call can lose a result that is not right after it",
     "langchain.summarization": "the fallback cut moves forward without looking at tool pairs",
     "agent_framework_python.sliding_window": "drops whole groups, the user turn included, by count",
+    "roo_code.sliding_window": "hides an even number of messages, which keeps pairs only where user and assistant "
+                               "messages alternate",
+    "roo_code.condense": "its fallback is the sliding window (an even number of messages hidden)",
 }
 
 #: strategies that break tool pairing and are known to (none: OpenHands' ConversationMemory filter is replayed)
@@ -54,6 +57,11 @@ GROWTH_ALLOWED = {
     "haystack.sliding_window": "the omission note can outweigh the few messages it replaces",
     "openhands.recent_events": "when the history is shorter than max_events, head and tail overlap and an event is "
                                "sent twice (OpenHands' own slicing)",
+    "cline.context_manager": "the truncation notice replaces the first assistant message's first text block and is "
+                             "longer than a short one, when the cut leaves few or no messages out",
+    "roo_code.condense": _SUMMARY_GROWS + " (Roo adds the environment details to it)",
+    "roo_code.sliding_window": "the truncation marker can outweigh the two short messages it hides",
+    "opencode.compaction": _SUMMARY_GROWS + " (with OpenCode's question and continue messages)",
 }
 
 pytestmark = pytest.mark.skipif(not REAL_LOGS.is_dir(), reason=f"real logs not available at {REAL_LOGS}")
