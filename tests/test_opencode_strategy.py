@@ -5,6 +5,8 @@ OpenCode's source it checks: sst/opencode 31e22f65 ``packages/opencode/src/sessi
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import compaction
@@ -242,3 +244,20 @@ def test_export_is_opencode_json() -> None:
                                     "tail_turns": 2, "mode": "suffix"}
     assert json.loads(snippets[1].code) == {"limit": {"context": 200_000, "output": 32_000, "input": 150_000}}
     assert snippets[2].code == "export OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX=16000\n"
+
+
+def test_prune_replayed_on_opencodes_own_log_clears_what_opencode_cleared_where_it_did() -> None:
+    """The real OpenCode 1.18.33 run (tests/fixtures/opencode, made by tools/fixtures/opencode_session.py) pruned
+    once, recorded as a microcompact log event; a replay of opencode.prune on the same log prunes at that call and
+    clears the very same tool outputs, and nowhere else."""
+    conv = compaction.load(Path(__file__).parent / "fixtures" / "opencode" / "session.export.json")
+    (event,) = [e for e in conv.events if e.kind == "microcompact"]
+    rep = compaction.replay(conv, "opencode.prune")
+    compacted = [s for s in rep.steps if s.compacted]
+    assert len(compacted) == 1
+    step = compacted[0]
+    real_call = sum(1 for i in conv.llm_call_indices if i < event.message_index)
+    assert step.step == real_call
+    fates = rep.fates_at(step.step)
+    cleared = {conv.messages[i].tool_result.call_id for i, fate in fates.items() if fate == "pruned"}
+    assert cleared == set(event.cleared)
