@@ -280,13 +280,13 @@ class Conversation:
     log_summary_indices: frozenset[int] = frozenset()
     #: what analyses derive from this conversation alone and keep for the next one (uncompacted series, previews);
     #: it lives and dies with the conversation, and ``dataclasses.replace`` starts a copy with an empty one
-    memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    def __getstate__(self) -> list:
+    def __getstate__(self) -> list[Any]:
         """Pickled without its memo (it may hold counters; a copy builds its own)."""
         return [{} if f.name == "memo" else getattr(self, f.name) for f in fields(self)]
 
-    def __setstate__(self, state: list) -> None:
+    def __setstate__(self, state: list[Any]) -> None:
         for f, value in zip(fields(self), state, strict=True):
             object.__setattr__(self, f.name, value)
 
@@ -297,7 +297,8 @@ class Conversation:
         """What ``compute()`` returns, computed once and kept in :attr:`memo` under ``key`` (an analysis of this
         conversation alone: it is freed with the conversation, never held by a global cache)."""
         try:
-            return self.memo[key]
+            hit: T = self.memo[key]
+            return hit
         except KeyError:
             value = self.memo[key] = compute()
             return value

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from .conversation import Message
 
@@ -40,7 +40,7 @@ class Entry:
     inserted: InsertKind | None = None
     covers: tuple[int | Entry, ...] = ()
     #: free-form facts the UI shows (e.g. {"tier": "historical_turns"})
-    info: dict = field(default_factory=dict, compare=False)
+    info: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def fate(self) -> Fate:
@@ -65,7 +65,7 @@ class Entry:
                 pending.pop()
         return tuple(found)
 
-    def replaced(self, message: Message, **info) -> Entry:
+    def replaced(self, message: Message, **info: Any) -> Entry:
         """This original with its content replaced in place (fate ``pruned``)."""
         return Entry(message, self.origin, True, self.excluded, self.exclude_reason, self.inserted, self.covers,
                      {**self.info, **info})
@@ -81,7 +81,7 @@ def original(message: Message, index: int) -> Entry:
     return Entry(message=message, origin=index)
 
 
-def inserted(message: Message, kind: InsertKind, covers: Iterable[Entry] = (), **info) -> Entry:
+def inserted(message: Message, kind: InsertKind, covers: Iterable[Entry] = (), **info: Any) -> Entry:
     """A new message standing for ``covers`` (their originals and whatever they themselves represented)."""
     parts: list[int | Entry] = []
     for e in covers:
@@ -115,9 +115,9 @@ def fates_of(entries: Sequence[Entry], upto: int, skip: frozenset[int] = frozens
     for i in range(upto):
         if i in skip:
             continue
-        e = present.get(i)
-        if e is not None:
-            if e.pruned:
+        found = present.get(i)
+        if found is not None:
+            if found.pruned:
                 fates[i] = "pruned"
         elif i in represented:
             fates[i] = "collapsed"

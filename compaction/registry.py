@@ -16,7 +16,7 @@ class Registry(Generic[T]):
     """Named items of one ``kind``, in registration order (or in the order ``order`` gives)."""
 
     def __init__(self, kind: str, load: Callable[[], None] | None = None,
-                 order: Callable[[str], object] | None = None, plural: str | None = None) -> None:
+                 order: Callable[[str], tuple[float, str]] | None = None, plural: str | None = None) -> None:
         self.kind = kind
         self.plural = plural or f"{kind}s"
         self._load = load

@@ -28,8 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from ..conversation import Message
-from ..history import Entry, messages_of
+from ..conversation import Message, ToolSchema
+from ..history import Entry
 from ..summarizers import SummaryCall
 from ..tokens import Counter, Tally
 from .base import CallOutcome, RunContext, Runner
@@ -141,7 +141,8 @@ class Strategy:
         return self.counter.count([e.message for e in entries if not e.excluded], self.tools)
 
     @property
-    def tools(self) -> Sequence:
+    def tools(self) -> Sequence[ToolSchema]:
+        """The tool schemas counted with the messages (none when the framework does not count them)."""
         return self.ctx.tools if self.count_tools else ()
 
 
@@ -153,7 +154,7 @@ def overrides(strategy: Strategy, name: str) -> bool:
 class _Count:
     """The running count of a list of entries' sent messages, updated from the first entry that changed."""
 
-    def __init__(self, counter: Counter, tools: Sequence) -> None:
+    def __init__(self, counter: Counter, tools: Sequence[ToolSchema]) -> None:
         self.counter, self.tools = counter, tools
         self._sent: list[Message] = []
         self._marks: list[Any] = []
@@ -215,7 +216,7 @@ class ReferenceRunner(Runner):
         return self._view if self._view is not None else self._stored
 
     def measure(self) -> int:
-        count = self._view_count if self._view is not None else self._stored_count
+        count = self._view_count if self._view_count is not None else self._stored_count
         return count.value(with_tools=True)
 
     def lines(self) -> dict[str, float]:
@@ -268,14 +269,4 @@ def _same(a: Sequence[Entry], b: Sequence[Entry]) -> bool:
     return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
-def reference_runner(strategy_class: type[Strategy]):
-    """A registry ``build`` function running ``strategy_class`` through the :class:`ReferenceRunner`."""
-
-    def build(params: Mapping[str, Any], ctx: RunContext) -> Runner:
-        return ReferenceRunner(strategy_class(params, ctx))
-
-    build.strategy_class = strategy_class  # type: ignore[attr-defined]
-    return build
-
-
-__all__ = ["Call", "Persistence", "ReferenceRunner", "Report", "Strategy", "messages_of", "reference_runner"]
+__all__ = ["Call", "Persistence", "ReferenceRunner", "Report", "Strategy"]
