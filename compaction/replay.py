@@ -413,7 +413,8 @@ def replay(
 
     ``context_window=None`` takes the window from the log (its stated window, else its model's from the model
     table, else the table's default: :func:`compaction.models.resolve_context_window`); the replay's
-    ``context_window_source`` says which.
+    ``context_window_source`` says which (``explicit`` for a given window).
+
     ``params`` override the strategy's defaults (strings are coerced, so CLI values work). Invalid settings raise
     ``ValueError`` with the framework's own reason. The log's own compaction summaries (Claude Code) are left out
     unless ``include_log_summaries``; messages the agent never saw (``meta["hidden_from_agent"]``) are always left
