@@ -150,8 +150,13 @@ def peak_reported_prompt(conversation: Conversation) -> int:
 
 def resolve_context_window(conversation: Conversation, default: int | None = None) -> Resolved:
     """The context window to replay ``conversation`` with when none is given: the log's own, else its model's, else
-    ``default`` (the table's default when None)."""
+    ``default`` (the table's default when None). Kept in the conversation's memo (the app asks on every rerun)."""
     fallback = default_context_window() if default is None else int(default)
+    return conversation.memoized(("resolved context window", fallback),
+                                 lambda: _resolve_window(conversation, fallback))
+
+
+def _resolve_window(conversation: Conversation, fallback: int) -> Resolved:
     stated = conversation.source.context_window
     if isinstance(stated, int) and not isinstance(stated, bool) and stated > 0:
         field = LOG_WINDOW_FIELDS.get(conversation.format, "context_window")
@@ -191,7 +196,11 @@ def price_presets() -> frozenset[str]:
 
 def resolve_price_model(conversation: Conversation) -> Resolved:
     """The price preset (a name in ``analysis/prices.json``) for ``conversation``: its model's, else the default
-    preset of its provider (from the table, else from its format)."""
+    preset of its provider (from the table, else from its format). Kept in the conversation's memo."""
+    return conversation.memoized(("resolved price preset",), lambda: _resolve_prices(conversation))
+
+
+def _resolve_prices(conversation: Conversation) -> Resolved:
     name = log_model(conversation)
     match = lookup_model(name) if name else None
     presets = price_presets()
