@@ -11,8 +11,9 @@ import io
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from .conversation import Conversation
 from .errors import UsageError
 from .formats import LoadError, formats, load, load_all_conversations
 from .formats import write as write_format
@@ -20,6 +21,9 @@ from .policy import validate_threshold
 from .replay import replay
 from .strategies import get_strategy, registry
 from .tokens import DEFAULT_COUNTER, counter_specs, resolve_counter
+
+if TYPE_CHECKING:
+    from .analysis.costs import PriceModel
 
 #: what ``--context-window`` defaults to where there is one log (replay, sweep), and the fixed defaults of a fleet
 WINDOW_HELP = ("default: from the log (its stated window, else its model's from compaction/models.json, else "
@@ -59,7 +63,7 @@ def cmd_strategies(args: argparse.Namespace, out: TextIO) -> None:
 def cmd_info(args: argparse.Namespace, out: TextIO) -> None:
     conversations = load_all_conversations(args.log, format=args.format)
     warnings = [w.to_json() for c in conversations for w in c.warnings]
-    data = {
+    data: dict[str, Any] = {
         "format": conversations[0].format,
         "conversations": [{**c.summary(), **_resolved_json(c)} for c in conversations],
         "warnings": warnings,
@@ -82,7 +86,7 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> None:
         out.write(f"  warning: {where}{w['message']}\n")
 
 
-def _resolved_json(conv) -> dict[str, Any]:
+def _resolved_json(conv: Conversation) -> dict[str, Any]:
     """What ``info`` adds per conversation: the window and price preset a replay takes when none is given."""
     from .models import resolve_context_window, resolve_price_model
 
@@ -141,17 +145,17 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> None:
                       f"{item.message.preview(100)}\n")
 
 
-def _window(args: argparse.Namespace, conv, announce: bool = True) -> int:
+def _window(args: argparse.Namespace, conv: Conversation, announce: bool = True) -> int:
     """``--context-window``, or the log's (its stated window, else its model's, else the default), said on stderr
     when ``announce``."""
     if args.context_window is not None:
-        return args.context_window
+        return int(args.context_window)
     from .models import resolve_context_window
 
     resolved = resolve_context_window(conv)
     if announce:
         print(f"compaction: context window {resolved.value:,} ({resolved.source}): {resolved.note}", file=sys.stderr)
-    return resolved.value
+    return int(resolved.value)
 
 
 def cmd_export(args: argparse.Namespace, out: TextIO) -> None:
@@ -230,7 +234,7 @@ def _setups(args: argparse.Namespace):
     return setups
 
 
-def _prices(args: argparse.Namespace, conv=None):
+def _prices(args: argparse.Namespace, conv: Conversation | None = None) -> PriceModel:
     """``--model``'s preset, or (no ``--model``) the preset of the model ``conv`` names, said on stderr; fleets of
     many logs keep the library's default preset."""
     from .analysis.costs import price_model

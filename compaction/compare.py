@@ -9,13 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .conversation import Conversation
 from .display import clip, counted, html_table, short_label
 from .models import Resolved, resolve_context_window
 from .replay import Replay
 from .setups import Setup
+
+if TYPE_CHECKING:
+    import altair as alt
+    import pandas as pd
+
+    from .charts import ChartData
 
 #: setups a ``repr`` names one by one (the rest are counted)
 REPR_SETUPS = 6
@@ -40,26 +46,26 @@ class Comparison:
                 return rep
         raise KeyError(f"no setup labelled {label!r}; labels: {', '.join(n for n, _ in self.runs)}")
 
-    def frame(self):
+    def frame(self) -> pd.DataFrame:
         """One row per setup: calls, compactions, declined triggers, peak and total tokens, tokens saved."""
         from .views import summary_table
 
         return summary_table(self.runs)
 
-    def steps(self):
+    def steps(self) -> pd.DataFrame:
         """Tokens per call, one row per step and series (long format)."""
         from .views import step_series
 
         return step_series(self.runs)
 
-    def chart_data(self, selected_step: int | None = None, height: int = 420):
+    def chart_data(self, selected_step: int | None = None, height: int = 420) -> ChartData:
         """The app's tokens chart of these setups as :class:`~compaction.charts.ChartData`, from the app's own
         builder (:func:`compaction.run_charts.tokens_chart_data`)."""
         from .run_charts import tokens_chart_data
 
         return tokens_chart_data(self.runs, None, height=height, selected_step=selected_step)
 
-    def chart(self, selected_step: int | None = None, height: int = 420):
+    def chart(self, selected_step: int | None = None, height: int = 420) -> alt.TopLevelMixin:
         """The app's tokens chart for these setups (an Altair chart), ``selected_step`` marked as the app marks it."""
         from .charts import chart_of
 
@@ -87,10 +93,11 @@ class Comparison:
         table = self.frame().to_html(index=False, escape=True)
         return f"{html_table((), title)}{table}"
 
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, Any]:
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         bundle: dict[str, Any] = {}
         try:
-            bundle = dict(self.chart()._repr_mimebundle_(include, exclude) or {})
+            raw = self.chart()._repr_mimebundle_(include, exclude) or {}
+            bundle = dict(raw[0] if isinstance(raw, tuple) else raw)  # (data, metadata) or data
         except Exception:  # noqa: BLE001 - a chart that cannot render must not hide the table
             bundle = {}
         bundle["text/html"] = self._repr_html_() + bundle.get("text/html", "")

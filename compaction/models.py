@@ -78,7 +78,8 @@ class ModelMatch:
 @lru_cache(maxsize=1)
 def model_table() -> dict[str, Any]:
     """The bundled, dated model table (``models.json``) as read."""
-    return json.loads(resources.files(__package__).joinpath("models.json").read_text(encoding="utf-8"))
+    table: dict[str, Any] = json.loads(resources.files(__package__).joinpath("models.json").read_text(encoding="utf-8"))
+    return table
 
 
 @lru_cache(maxsize=1)

@@ -43,9 +43,9 @@ def choose_prices(key: str, default_model: str = "claude-sonnet-4-6") -> PriceMo
     table = price_table()
     models = list(table["models"])
     left, right = st.columns([3, 2])
+    if st.session_state.get(f"{key}_model") not in models:  # first drawn, or a preset the table no longer has
+        st.session_state[f"{key}_model"] = default_model if default_model in models else models[0]
     model = left.selectbox("Price preset", models, key=f"{key}_model",
-                           **settings.initial(f"{key}_model",
-                                              index=models.index(default_model) if default_model in models else 0),
                            help="Model prices per million tokens, from the bundled price table.")
     ttl = right.radio("Cache TTL", list(TTL_SECONDS), horizontal=True, key=f"{key}_ttl",
                       help="How long the provider keeps a cached prefix. Anthropic charges 1.25× the input price to "
@@ -93,7 +93,7 @@ def follow_log_preset(key: str, resolved: Resolved) -> bool:
     if current is None or current == state.get(_preset_from_log_key(key)):
         _apply_preset(key, str(resolved.value))
         return True
-    return current == resolved.value
+    return bool(current == resolved.value)
 
 
 def show_preset_origin(key: str, resolved: Resolved, followed: bool) -> None:
