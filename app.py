@@ -72,7 +72,10 @@ def sidebar() -> Inputs:
         with section("Token counter"):
             inputs.counter_spec = settings.choose_counter()
         with section("Threshold policy"):
+            log_key = f"{inputs.choice.key}:{inputs.conversation.id}" if inputs.conversation is not None else ""
+            log_window = settings.follow_log_window(inputs.conversation, log_key) if log_key else None
             inputs.policy = settings.choose_policy()
+            settings.show_log_window(log_window, log_key)
         with section("Setups"):
             inputs.setups = setups.choose_setups(inputs.policy, inputs.counter_spec)
     return inputs

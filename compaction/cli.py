@@ -11,8 +11,9 @@ import io
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from .conversation import Conversation
 from .errors import UsageError
 from .formats import LoadError, formats, load, load_all_conversations
 from .formats import write as write_format
@@ -20,6 +21,15 @@ from .policy import validate_threshold
 from .replay import replay
 from .strategies import get_strategy, registry
 from .tokens import DEFAULT_COUNTER, counter_specs, resolve_counter
+
+if TYPE_CHECKING:
+    from .analysis.costs import PriceModel
+
+#: what ``--context-window`` defaults to where there is one log (replay, sweep), and the fixed defaults of a fleet
+WINDOW_HELP = ("default: from the log (its stated window, else its model's from compaction/models.json, else "
+               "200,000); `info` shows it")
+FLEET_CONTEXT_WINDOW = 200_000
+FLEET_PRICE_PRESET = "claude-sonnet-4-6"
 
 
 def _print_json(value: Any, out: TextIO) -> None:
@@ -59,10 +69,11 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> None:
     conversations = load_all_conversations(_logs(args), format=args.format)
     warnings = [w.to_json() for c in conversations for w in c.warnings]
     several_files = len({c.source.path for c in conversations}) > 1
-    data = {
+    data: dict[str, Any] = {
         "format": conversations[0].format,
         # from a folder or several files, each conversation also says its format and file
-        "conversations": [{**c.summary(), **({"format": c.format, "path": c.source.path} if several_files else {})}
+        "conversations": [{**c.summary(), **_resolved_json(c),
+                           **({"format": c.format, "path": c.source.path} if several_files else {})}
                           for c in conversations],
         "warnings": warnings,
     }
@@ -77,10 +88,20 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> None:
             f"{c['tool_results']} tool results; tools: {', '.join(c['tools']) or 'none'}"
             f"{'; provider usage reported' if c['reported_usage'] else ''}"
             f"{'; ' + str(c['log_compactions']) + ' compaction(s) in the log' if c['log_compactions'] else ''}\n"
+            f"      window {c['resolved_context_window']['value']:,} ({c['resolved_context_window']['source']}); "
+            f"prices {c['price_preset']['value']} ({c['price_preset']['source']})\n"
         )
     for w in warnings:
         where = f"line {w['line']}: " if w.get("line") else ""
         out.write(f"  warning: {where}{w['message']}\n")
+
+
+def _resolved_json(conv: Conversation) -> dict[str, Any]:
+    """What ``info`` adds per conversation: the window and price preset a replay takes when none is given."""
+    from .models import resolve_context_window, resolve_price_model
+
+    return {"resolved_context_window": resolve_context_window(conv).to_json(),
+            "price_preset": resolve_price_model(conv).to_json()}
 
 
 def _parse_sets(pairs: Sequence[str]) -> dict[str, str]:
@@ -96,12 +117,15 @@ def _parse_sets(pairs: Sequence[str]) -> dict[str, str]:
 def cmd_replay(args: argparse.Namespace, out: TextIO) -> None:
     info = get_strategy(args.strategy)
     params = info.resolve_params(_parse_sets(args.set))
-    if info.policy == "threshold":
+    if info.policy == "threshold" and args.context_window is not None:
         validate_threshold(args.context_window, args.compact_at, args.compact_to)
     choice = resolve_counter(args.counter)
     if choice.notice:
         print(f"compaction: {choice.notice}", file=sys.stderr)
     conv = load(_logs(args), format=args.format, conversation=args.conversation)
+    window = _window(args, conv, announce=args.json)  # the text output names it itself
+    if info.policy == "threshold":
+        validate_threshold(window, args.compact_at, args.compact_to)
     rep = replay(conv, info, params, context_window=args.context_window, compact_at=args.compact_at,
                  compact_to=args.compact_to, counter=choice.counter)
     if args.context_at is not None and not 0 <= args.context_at < len(rep.steps):
@@ -113,6 +137,7 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> None:
     s = rep.summary()
     out.write(f"{conv.source.path}: {conv.format}, {len(conv.messages)} messages, {s['llm_calls']} LLM calls\n")
     out.write(f"{info.name} {json.dumps(rep.to_json()['params'], ensure_ascii=False)}  counter {rep.counter.spec}\n")
+    out.write(f"context window {rep.context_window:,} ({rep.context_window_source})\n")
     out.write(f"{'step':>5} {'msg':>5} {'uncompacted':>12} {'before':>9} {'sent':>9}  event\n")
     for st in rep.steps:
         event = "compacted" if st.compacted else "declined" if st.declined else ""
@@ -128,6 +153,19 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> None:
         for item in rep.context_at(args.context_at):
             out.write(f"  [{item.index if item.index is not None else '+'}] {item.fate:<9} {item.message.role:<9} "
                       f"{item.message.preview(100)}\n")
+
+
+def _window(args: argparse.Namespace, conv: Conversation, announce: bool = True) -> int:
+    """``--context-window``, or the log's (its stated window, else its model's, else the default), said on stderr
+    when ``announce``."""
+    if args.context_window is not None:
+        return int(args.context_window)
+    from .models import resolve_context_window
+
+    resolved = resolve_context_window(conv)
+    if announce:
+        print(f"compaction: context window {resolved.value:,} ({resolved.source}): {resolved.note}", file=sys.stderr)
+    return int(resolved.value)
 
 
 def cmd_export(args: argparse.Namespace, out: TextIO) -> None:
@@ -206,10 +244,18 @@ def _setups(args: argparse.Namespace):
     return setups
 
 
-def _prices(args: argparse.Namespace):
+def _prices(args: argparse.Namespace, conv: Conversation | None = None) -> PriceModel:
+    """``--model``'s preset, or (no ``--model``) the preset of the model ``conv`` names, said on stderr; fleets of
+    many logs keep the library's default preset."""
     from .analysis.costs import price_model
 
-    return price_model(args.model, ttl=args.ttl)
+    if args.model is None and conv is not None:
+        from .models import resolve_price_model
+
+        resolved = resolve_price_model(conv)
+        print(f"compaction: prices {resolved.value} ({resolved.source}): {resolved.note}", file=sys.stderr)
+        return price_model(resolved.value, ttl=args.ttl)
+    return price_model(args.model or FLEET_PRICE_PRESET, ttl=args.ttl)
 
 
 def _write_rows(rows: list[dict[str, Any]], path: str | None, as_json: bool, out: TextIO) -> None:
@@ -232,12 +278,13 @@ def _write_rows(rows: list[dict[str, Any]], path: str | None, as_json: bool, out
 def cmd_sweep(args: argparse.Namespace, out: TextIO) -> None:
     from .analysis.sweep import sweep
 
+    conv = load(args.log, format=args.format, conversation=args.conversation)
+    args.context_window = _window(args, conv)
     (_, setup), *more = _setups(args)
     if more:
         raise UsageError("sweep takes one setup")
     axes = dict(_parse_axis(a) for a in (args.axis or ["compact_at=0.5:0.95:10", "compact_to=0.1:0.6:10"]))
-    conv = load(args.log, format=args.format, conversation=args.conversation)
-    result = sweep(conv, setup, axes, prices=_prices(args), workers=args.workers,
+    result = sweep(conv, setup, axes, prices=_prices(args, conv), workers=args.workers,
                    with_information=not args.no_information)
     best = result.best(safety=args.safety, max_compactions=args.max_compactions)
     if args.json and not args.output:
@@ -254,6 +301,8 @@ def cmd_fleet(args: argparse.Namespace, out: TextIO) -> None:
     from .analysis.fleet import find_logs, fleet
     from .analysis.sweep import grid
 
+    if args.context_window is None:  # one window for logs of any model: say so
+        args.context_window = FLEET_CONTEXT_WINDOW
     setups = _setups(args)
     if args.axis:
         axes = dict(_parse_axis(a) for a in args.axis)
@@ -280,12 +329,15 @@ def _add_setup_args(p: argparse.ArgumentParser, single: bool) -> None:
         p.add_argument("--setup", action="append", metavar="LABEL=STRATEGY[:P=V,…]")
     else:
         p.set_defaults(setup=None)
-    p.add_argument("--context-window", type=int, default=200_000)
+    p.add_argument("--context-window", type=int, default=None,
+                   help=WINDOW_HELP if single else f"default {FLEET_CONTEXT_WINDOW:,} for every log")
     p.add_argument("--compact-at", type=float, default=0.7)
     p.add_argument("--compact-to", type=float, default=0.4)
     p.add_argument("--counter", default=DEFAULT_COUNTER)
     p.add_argument("--axis", action="append", metavar="NAME=START:STOP:COUNT|V1,V2")
-    p.add_argument("--model", default="claude-sonnet-4-6", help="price preset (see compaction/analysis/prices.json)")
+    p.add_argument("--model", default=None,
+                   help="price preset (see compaction/analysis/prices.json); default: the preset of the model the "
+                        "log names" if single else f"price preset (default {FLEET_PRICE_PRESET})")
     p.add_argument("--ttl", default="5m", choices=("5m", "1h"))
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--no-information", action="store_true", help="skip the information-loss score (faster)")
@@ -316,7 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("log", nargs="+", help="a log file, a folder of logs, or several (--conversation picks one)")
     p.add_argument("--strategy", required=True)
     p.add_argument("--set", action="append", metavar="PARAM=VALUE", help="override a strategy parameter")
-    p.add_argument("--context-window", type=int, default=200_000)
+    p.add_argument("--context-window", type=int, default=None, help=WINDOW_HELP)
     p.add_argument("--compact-at", type=float, default=0.7)
     p.add_argument("--compact-to", type=float, default=0.4)
     p.add_argument("--counter", default=DEFAULT_COUNTER, help=" | ".join(counter_specs()))

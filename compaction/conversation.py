@@ -355,6 +355,33 @@ class Conversation:
                 ("parent_call_id", self.source.parent_call_id)) if value is not None},
         }
 
+    def __repr__(self) -> str:
+        """``<Conversation claude-code 'main' of s.jsonl: 139 calls, 293 messages, model claude-opus-4-6>`` (short:
+        every part from the log is clipped)."""
+        from .display import clip, counted, short_label
+        from .models import log_model
+
+        model = log_model(self)
+        tail = f", model {clip(model, 60)}" if model else ""
+        return (f"<Conversation {short_label(self)}: {counted(len(self.llm_call_indices), 'call')}, "
+                f"{counted(len(self.messages), 'message')}{tail}>")
+
+    def _repr_html_(self) -> str:
+        """A small table: what the log holds, and the window and price preset it resolves to (escaped)."""
+        from .display import clip, file_name, html_table
+        from .models import log_model, resolve_context_window, resolve_price_model
+
+        window, prices = resolve_context_window(self), resolve_price_model(self)
+        rows = [("format", clip(self.format, 30)), ("id", clip(self.id, 60)),
+                *((("file", file_name(self.source.path)),) if self.source.path else ()),
+                ("LLM calls", f"{len(self.llm_call_indices):,}"), ("messages", f"{len(self.messages):,}"),
+                ("tool calls", f"{self.tool_call_count:,}"), ("model", clip(log_model(self) or "—", 60)),
+                ("context window", f"{window.value:,} ({clip(window.source, 80)})"),
+                ("price preset", f"{prices.value} ({clip(prices.source, 80)})"),
+                ("reported usage", "yes" if self.usage else "no"), ("log compactions", f"{len(self.events):,}"),
+                ("load warnings", f"{len(self.warnings):,}")]
+        return html_table(rows, "Conversation")
+
 
 def structural_warnings(messages: Iterable[Message]) -> list[LoadWarning]:
     """Warnings for results with no earlier call and calls that are never answered."""

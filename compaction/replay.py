@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .conversation import Conversation, Message
+from .display import clip, counted, html_table, short_label
 from .history import Entry, Fate, fates_of, original
+from .models import resolve_context_window
 from .strategies import RunContext, StrategyInfo, get_strategy
 from .timeline import Change, Snapshot, Timeline, materialize
 from .tokens import Counter, make_counter
@@ -110,6 +112,9 @@ class Replay:
     lines: dict[str, float]
     persistence: str
     skipped: frozenset[int] = frozenset()
+    #: where ``context_window`` came from: ``explicit`` (given), or, when none was given, ``log:<field>``,
+    #: ``model:<name>`` or ``default`` (see :func:`compaction.models.resolve_context_window`)
+    context_window_source: str = "explicit"
     _snapshots: list[Snapshot] = field(default_factory=list, repr=False)
     _changes: list[Change] = field(default_factory=list, repr=False)
     #: the entry each original was appended as (None for messages left out), shared by every snapshot
@@ -232,7 +237,8 @@ class Replay:
         }
 
     def policy_json(self) -> dict[str, Any]:
-        return {"context_window": self.context_window, "compact_at": self.compact_at, "compact_to": self.compact_to}
+        return {"context_window": self.context_window, "compact_at": self.compact_at, "compact_to": self.compact_to,
+                "context_window_source": self.context_window_source}
 
     def step_json(self, s: Step) -> dict[str, Any]:
         """One entry of ``replay --json``'s ``steps``."""
@@ -294,12 +300,21 @@ class Replay:
             ]
         )
 
-    def _repr_html_(self) -> str:  # pragma: no cover - notebook display
-        import html
+    def __repr__(self) -> str:
+        s = self.summary()
+        return (f"<Replay {self.strategy.name} on {short_label(self.conversation)}: {counted(s['llm_calls'], 'call')}, "
+                f"{counted(s['compactions'], 'compaction')}, {s['declined_triggers']:,} declined, peak "
+                f"{s['peak_tokens_sent']:,} of {self.context_window:,} ({clip(self.context_window_source, 80)}), "
+                f"saved {s['tokens_saved']:,}, counter {clip(self.counter.spec, 40)}>")
 
-        summary = self.summary()
-        rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{v:,}</td></tr>" for k, v in summary.items())
-        return f"<b>{html.escape(self.strategy.title)}</b> · {html.escape(self.counter.spec)}<table>{rows}</table>"
+    def _repr_html_(self) -> str:
+        """A small table: the setup, then the summary (every value escaped)."""
+        s = self.summary()
+        rows = [("strategy", self.strategy.name), ("log", short_label(self.conversation)),
+                ("context window", f"{self.context_window:,} ({clip(self.context_window_source, 80)})"),
+                ("compact at / to", f"{self.compact_at:g} / {self.compact_to:g}"),
+                ("counter", clip(self.counter.spec, 40)), *((k.replace("_", " "), f"{v:,}") for k, v in s.items())]
+        return html_table(rows, self.strategy.title)
 
 
 def _step_json(s: Step, fates: Mapping[int, Fate], inserted_sent: int) -> dict[str, Any]:
@@ -387,7 +402,7 @@ def replay(
     strategy: str | StrategyInfo,
     params: Mapping[str, Any] | None = None,
     *,
-    context_window: int = 200_000,
+    context_window: int | None = None,
     compact_at: float = 0.7,
     compact_to: float = 0.4,
     counter: str | Counter = "approx",
@@ -396,6 +411,10 @@ def replay(
 ) -> Replay:
     """Replay ``conversation`` under ``strategy`` and return the steps, fates and contexts.
 
+    ``context_window=None`` takes the window from the log (its stated window, else its model's from the model
+    table, else the table's default: :func:`compaction.models.resolve_context_window`); the replay's
+    ``context_window_source`` says which (``explicit`` for a given window).
+
     ``params`` override the strategy's defaults (strings are coerced, so CLI values work). Invalid settings raise
     ``ValueError`` with the framework's own reason. The log's own compaction summaries (Claude Code) are left out
     unless ``include_log_summaries``; messages the agent never saw (``meta["hidden_from_agent"]``) are always left
@@ -403,6 +422,10 @@ def replay(
     are context, not LLM calls. ``reference`` runs the strategy's reference semantics even when it has a faster
     runner (they send the same; ``tests/test_fast_paths.py`` holds every strategy to it).
     """
+    window_source = "explicit"
+    if context_window is None:
+        resolved = resolve_context_window(conversation)
+        context_window, window_source = resolved.value, resolved.source
     info = get_strategy(strategy) if isinstance(strategy, str) else strategy
     values = info.resolve_params(params)
     counter_obj = make_counter(counter) if isinstance(counter, str) else counter
@@ -475,6 +498,7 @@ def replay(
         lines=runner.lines(),
         persistence=runner.persistence,
         skipped=skipped,
+        context_window_source=window_source,
         _snapshots=timeline.snapshots,
         _changes=timeline.changes,
         _originals=tuple(originals),

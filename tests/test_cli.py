@@ -59,7 +59,8 @@ def test_replay_json_contract_and_context(django_log):
     data = json.loads(text)
     assert data["strategy"] == "haystack.tool_result_pruning"
     assert data["params"]["min_keep_steps"] == 2
-    assert data["policy"] == {"context_window": 30000, "compact_at": 0.7, "compact_to": 0.4}
+    assert data["policy"] == {"context_window": 30000, "compact_at": 0.7, "compact_to": 0.4,
+                              "context_window_source": "explicit"}
     assert data["counter"] == "approx:4.0"
     assert len(data["steps"]) == data["summary"]["llm_calls"] == 50
     step = data["steps"][0]

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..conversation import Conversation
 from ..tokens import make_counter, render_haystack
-from .costs import CallInput, PriceModel, price_calls, price_model
+from .costs import CallInput, PriceModel, price_calls, prices_for
 
 
 @dataclass
@@ -34,10 +34,20 @@ class Calibration:
 
         return pd.DataFrame(self.rows)
 
+    def counter_spec(self) -> str:
+        """The ``approx`` counter with the fitted chars-per-token (``approx:3.271``): the counter whose counts agree
+        best with what the provider reported for this log. It cannot add the constant overhead the fit also found
+        (what the log does not show, such as the provider's system prompt). ``ValueError`` when nothing was fitted."""
+        if self.chars_per_token is None:
+            raise ValueError("no chars-per-token was fitted: no call before the log's first compaction reports a "
+                             "prompt size to fit against")
+        return approx_spec(self.chars_per_token)
+
     def summary(self) -> dict[str, Any]:
         return {
             "calls_compared": len(self.rows),
             "fitted_chars_per_token": self.chars_per_token,
+            "fitted_counter": None if self.chars_per_token is None else approx_spec(self.chars_per_token),
             "overhead_tokens": self.overhead_tokens,
             "prompt_mape": self.prompt_mape,
             "cache_read_agreement": self.cache_read_agreement,
@@ -84,7 +94,7 @@ def calibrate(conv: Conversation, counter: str = "approx", prices: PriceModel | 
         })
     cpt, overhead = _fit(chars, [r["reported_prompt"] for r in rows])
     if cpt:
-        fitted = price_calls((CallInput(k, ctx, 0) for k, ctx in enumerate(contexts)), make_counter(f"approx:{cpt:.4g}"),
+        fitted = price_calls((CallInput(k, ctx, 0) for k, ctx in enumerate(contexts)), make_counter(approx_spec(cpt)),
                              prices, conv.tools, hidden_prefix_tokens=max(int(overhead), 0))
         for row, sim in zip(rows, fitted.calls):
             row["fitted_prompt"] = sim.input_tokens
@@ -102,10 +112,14 @@ def calibrate(conv: Conversation, counter: str = "approx", prices: PriceModel | 
 
 
 def default_prices(conv: Conversation) -> PriceModel:
-    """A price preset matching the log's provider (OpenAI for Codex and OpenAI-style logs, else Anthropic)."""
-    if conv.format in ("codex", "openai-responses"):
-        return price_model("gpt-5.1-codex")
-    return price_model("claude-sonnet-4-6")
+    """The price preset of the model the log names (else its provider's default; see
+    :func:`compaction.models.resolve_price_model`)."""
+    return prices_for(conv)
+
+
+def approx_spec(chars_per_token: float) -> str:
+    """The ``approx`` counter spec of a chars-per-token ratio, to four significant digits."""
+    return f"approx:{chars_per_token:.4g}"
 
 
 def _fit(chars: list[int], reported: list[int]) -> tuple[float | None, float | None]:

@@ -27,7 +27,7 @@ from itertools import compress, count
 from operator import is_not
 from typing import Any
 
-from ..conversation import Message, ToolSchema
+from ..conversation import Conversation, Message, ToolSchema
 from ..replay import Replay
 from ..tokens import Counter
 
@@ -82,7 +82,16 @@ def price_model(model: str = "claude-sonnet-4-6", ttl: str = "5m", **overrides: 
     row = dict(table["models"][model])
     provider = row.pop("provider")
     fields = {**table["providers"][provider], **row, **overrides}
+    fields.pop("source", None)  # where a figure was read: data for people, not a price
     return PriceModel(model=model, provider=provider, ttl=ttl, **fields)
+
+
+def prices_for(conversation: Conversation, ttl: str = "5m", **overrides: Any) -> PriceModel:
+    """The price preset of the model ``conversation`` names (else its provider's default preset; see
+    :func:`compaction.models.resolve_price_model`), with any field overridden."""
+    from ..models import resolve_price_model
+
+    return price_model(resolve_price_model(conversation).value, ttl, **overrides)
 
 
 @dataclass(frozen=True)
@@ -349,8 +358,8 @@ class CostComparison:
 
 
 def compare_costs(rep: Replay, prices: PriceModel | None = None) -> CostComparison:
-    """Price a replay and its baseline with the same model."""
-    prices = prices or price_model()
+    """Price a replay and its baseline with the same model (by default the preset of the model its log names)."""
+    prices = prices or prices_for(rep.conversation)
     return CostComparison(replay_costs(rep, prices), baseline_costs(rep, prices))
 
 

@@ -144,17 +144,11 @@ class ChartSpec:
 def tokens_chart_spec(key: RunsKey, colors: tuple[tuple[str, str], ...], context_window: int | None,
                       _runs: Sequence[Run]) -> ChartSpec:
     """The tokens chart of ``_runs``, without a selected step (added per click, cheaply): each setup's floor band,
-    the provider-reported usage and the log's own compactions included."""
-    first = _runs[0][1]
-    return ChartSpec.of(charts.tokens_chart_data(
-        views.step_series(_runs),
-        views.compaction_events(_runs),
-        views.threshold_rules(_runs, context_window),
-        colors=dict(colors),
-        floor=anatomy.floor_series(_runs),
-        usage=anatomy.usage_series(first),
-        log_events=anatomy.log_compactions(first),
-    ))
+    the provider-reported usage and the log's own compactions included (built as notebooks build it:
+    :func:`compaction.run_charts.tokens_chart_data`)."""
+    from compaction.run_charts import tokens_chart_data  # the one builder the app and compare() share
+
+    return ChartSpec.of(tokens_chart_data(_runs, context_window, dict(colors)))
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

@@ -12,12 +12,13 @@ import streamlit as st
 
 from compaction import cost_charts
 from compaction.analysis import views
-from compaction.analysis.calibration import default_prices
+from compaction.analysis.calibration import Calibration
 from compaction.analysis.costs import TTL_SECONDS, CostComparison, PriceModel, price_model, price_table
 from compaction.conversation import Conversation
+from compaction.models import Resolved, resolve_price_model
 from compaction.replay import Replay
 
-from . import cache
+from . import cache, settings
 from .guard import section
 from .text import colored, compact_number, escape_markdown
 
@@ -42,8 +43,10 @@ def choose_prices(key: str, default_model: str = "claude-sonnet-4-6") -> PriceMo
     table = price_table()
     models = list(table["models"])
     left, right = st.columns([3, 2])
-    model = left.selectbox("Price preset", models, index=models.index(default_model) if default_model in models else 0,
-                           key=f"{key}_model", help="Model prices per million tokens, from the bundled price table.")
+    if st.session_state.get(f"{key}_model") not in models:  # first drawn, or a preset the table no longer has
+        st.session_state[f"{key}_model"] = default_model if default_model in models else models[0]
+    model = left.selectbox("Price preset", models, key=f"{key}_model",
+                           help="Model prices per million tokens, from the bundled price table.")
     ttl = right.radio("Cache TTL", list(TTL_SECONDS), horizontal=True, key=f"{key}_ttl",
                       help="How long the provider keeps a cached prefix. Anthropic charges 1.25× the input price to "
                            "write a 5-minute entry and 2× for 1 hour; calls further apart than the TTL start cold.")
@@ -71,6 +74,38 @@ def choose_prices(key: str, default_model: str = "claude-sonnet-4-6") -> PriceMo
     return price_model(model, ttl, input_per_mtok=input_price, output_per_mtok=output_price,
                        cache_read_multiplier=read, cache_write_5m_multiplier=write_5m,
                        cache_write_1h_multiplier=write_1h)
+
+
+def _preset_from_log_key(key: str) -> str:
+    return f"{key}_model_from_log"
+
+
+def _apply_preset(key: str, preset: str) -> None:
+    st.session_state[f"{key}_model"] = preset
+    st.session_state[_preset_from_log_key(key)] = preset
+
+
+def follow_log_preset(key: str, resolved: Resolved) -> bool:
+    """Seed the price preset of the view under ``key`` from the log's model (call before :func:`choose_prices`),
+    unless the user chose another preset: that choice is kept. Returns whether the log's preset is the one shown."""
+    state = st.session_state
+    current = state.get(f"{key}_model")
+    if current is None or current == state.get(_preset_from_log_key(key)):
+        _apply_preset(key, str(resolved.value))
+        return True
+    return bool(current == resolved.value)
+
+
+def show_preset_origin(key: str, resolved: Resolved, followed: bool) -> None:
+    """Where the price preset came from, or the log's preset with a button to use it instead of the user's."""
+    note = escape_markdown(resolved.note)
+    if followed:
+        st.caption(f"Price preset from the log: {note} ({escape_markdown(resolved.source)}).")
+        return
+    st.info(f"The log suggests **{escape_markdown(str(resolved.value))}** — {note}. Your preset is kept.",
+            icon=":material/info:")
+    st.button(f"Use {resolved.value}", key=f"{key}_use_log_preset", on_click=_apply_preset,
+              args=(key, str(resolved.value)), help="Price with the preset of the model the log names.")
 
 
 def _label(label: str, color: str | None) -> str:
@@ -147,7 +182,30 @@ def show_calibration(conversation: Conversation, prices: PriceModel, key: str) -
     row[3].metric("Cache-read agreement", "—" if calibration.cache_read_agreement is None
                   else f"{calibration.cache_read_agreement:.2f}×",
                   help="Simulated cache reads / reported cache reads over the compared calls (1.00× = exact).")
+    show_calibrated_counter(calibration, key)
     st.altair_chart(cost_charts.calibration_chart(views.calibration_series(calibration)), key=f"{key}_calibration")
+
+
+def _use_calibrated(chars_per_token: float) -> None:
+    settings.seed_counter(settings.SHARED_COUNTER_KEYS, "approx:custom", chars_per_token)
+
+
+def show_calibrated_counter(calibration: Calibration, key: str) -> None:
+    """One button that makes the fitted counter (``approx:<fitted chars/token>``) the shared counter."""
+    if calibration.chars_per_token is None:
+        return
+    spec = calibration.counter_spec()
+    chars = float(spec.partition(":")[2])
+    low, high = settings.CHARS_RANGE
+    if settings.shared_values().counter == spec:
+        st.caption(f"The shared counter is the calibrated one ({spec}).")
+        return
+    st.button(f"Use the calibrated counter ({spec})", key=f"{key}_use_calibrated", on_click=_use_calibrated,
+              args=(chars,), disabled=not low <= chars <= high,
+              help=f"Sets the shared token counter to Haystack's approximate counter at {chars:g} characters per "
+                   "token, the ratio that best matches the prompt sizes this log reports (setups with their own "
+                   "counter keep it; the constant overhead the fit found is not added)."
+                   + ("" if low <= chars <= high else f" Outside the counter's range ({low:g}–{high:g})."))
 
 
 def survival_badges(first_ok: bool, latest_ok: bool) -> str:
@@ -190,9 +248,11 @@ def show_costs(conversation: Conversation, runs: Sequence[tuple[str, Replay]], c
         st.info("Replay at least one setup to see what it costs.", icon=":material/tune:")
         return
     st.caption(COST_MODEL_NOTE)
-    prices = default_prices(conversation)
     with section("Prices"):
-        prices = choose_prices(key, prices.model)
+        suggested = resolve_price_model(conversation)
+        followed = follow_log_preset(key, suggested)
+        prices = choose_prices(key, str(suggested.value))
+        show_preset_origin(key, suggested, followed)
     comparisons: list[tuple[str, CostComparison]] = []
     with section("Pricing the setups"):
         comparisons = [(label, cache.costs_of(rep, prices)) for label, rep in runs]

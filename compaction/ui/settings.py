@@ -7,6 +7,8 @@ from typing import NamedTuple
 
 import streamlit as st
 
+from compaction.conversation import Conversation
+from compaction.models import Resolved, resolve_context_window
 from compaction.policy import validate_threshold
 
 from . import cache
@@ -211,3 +213,67 @@ def choose_policy(keys: PolicyKeys = SHARED_POLICY_KEYS, header: bool = True) ->
         # our own validation text, not log content; the full reason is shown above the results
         st.error(policy.error.split(". ")[0] + ".", icon=":material/block:")
     return policy
+
+
+# ------------------------------------------------------------------------------------------------ window from the log
+#: what the window widget was last given from a log (``{"log", "value", "source", "note"}``): while the widget still
+#: holds that value the user has not set the window, so the next log may set it again
+LOG_WINDOW_KEY = "policy.context_window.from_log"
+USE_LOG_WINDOW_KEY = "policy.context_window.use_log"
+
+
+@dataclass(frozen=True)
+class LogWindow:
+    """The window a loaded log resolves to, and what became of it: ``applied`` (the widget now holds it) or, when
+    the user had set another window, ``offered`` (a button asks before replacing it)."""
+
+    resolved: Resolved
+    applied: bool
+    offered: bool
+
+
+def _user_window() -> int | None:
+    """The window the user (or a link, an import, a tour) set, or None while the widget holds what the app put there
+    (the default, or the last log's window; a link that sets exactly the default is taken for the default)."""
+    state = st.session_state
+    if WINDOW_KEY not in state:
+        return None
+    current = int(state[WINDOW_KEY])
+    seeded = state.get(LOG_WINDOW_KEY)
+    expected = seeded["value"] if seeded else DEFAULT_WINDOW
+    return None if current == expected else current
+
+
+def _apply_log_window(log_key: str, resolved: Resolved) -> None:
+    value = int(_clamp(int(resolved.value), WINDOW_RANGE))
+    st.session_state[WINDOW_KEY] = value
+    st.session_state[LOG_WINDOW_KEY] = {"log": log_key, "value": value, "source": resolved.source,
+                                        "note": resolved.note}
+
+
+def follow_log_window(conversation: Conversation, log_key: str) -> LogWindow:
+    """Seed the shared window widget from the loaded log (call before :func:`choose_policy` draws it): the log's
+    stated window, else its model's, else :data:`DEFAULT_WINDOW`. A window the user set is never replaced: the log's
+    is offered instead (see :func:`show_log_window`)."""
+    resolved = resolve_context_window(conversation, default=DEFAULT_WINDOW)
+    value = int(_clamp(int(resolved.value), WINDOW_RANGE))
+    user = _user_window()
+    if user is None:
+        _apply_log_window(log_key, resolved)
+        return LogWindow(resolved, applied=True, offered=False)
+    return LogWindow(resolved, applied=False, offered=user != value and resolved.source != "default")
+
+
+def show_log_window(window: LogWindow | None, log_key: str) -> None:
+    """Under the window widget: where its value came from, or the log's window with a button to use it."""
+    if window is None:
+        return
+    resolved = window.resolved
+    if window.applied:
+        origin = "Window from the log" if resolved.source != "default" else "Default window"
+        st.caption(f"{origin}: {escape_markdown(resolved.note)} ({escape_markdown(resolved.source)}).")
+    elif window.offered:
+        st.info(f"This log's window is **{int(resolved.value):,}** — {escape_markdown(resolved.note)}. Your window "
+                "is kept.", icon=":material/info:")
+        st.button("Use the log's window", key=USE_LOG_WINDOW_KEY, on_click=_apply_log_window,
+                  args=(log_key, resolved), help="Replace the shared context window with the log's.")

@@ -131,7 +131,6 @@ def _step_controls(runs: Sequence[views.Run], last_step: int) -> None:
 
 def series_colors(runs: Sequence[views.Run], setup_colors: Mapping[str, str]) -> dict[str, str]:
     """Chart colours by series name: grey for the uncompacted log, each setup's own colour for its line."""
-    colors = {views.BASELINE: charts.BASELINE_COLOR}
-    for position, (label, rep) in enumerate(runs):
-        colors[views.series_name(label, rep)] = setup_colors.get(label, charts.setup_color(position))
-    return colors
+    from compaction.run_charts import series_colors as colors_of  # shared with compare()'s chart
+
+    return colors_of(runs, setup_colors)
