@@ -1,10 +1,13 @@
-"""Writes docs/strategies.md and docs/formats.md from the strategy and format registries (run from the repository
-root)."""
+"""Writes docs/strategies.md and docs/formats.md from the strategy and format registries of this checkout."""
 
+import sys
 from pathlib import Path
 
-from compaction.docs import formats_markdown, strategies_markdown
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's package, not an installed copy of another one
+
+from compaction.docs import formats_markdown, strategies_markdown  # noqa: E402
 
 for name, text in (("strategies.md", strategies_markdown()), ("formats.md", formats_markdown())):
-    Path("docs", name).write_text(text + "\n", encoding="utf-8")
+    (ROOT / "docs" / name).write_text(text + "\n", encoding="utf-8")
     print(f"wrote docs/{name}")
