@@ -238,6 +238,21 @@ class Scan:
         return self.total >= settings.min_prunable_threshold_tokens
 
 
+#: a tool message's saved content (``JSON.stringify(response, null, 2)``) and whether it is masked already, by message
+_OUTPUT_CONTENTS = _IdCache()
+
+
+def tool_output_content(message: Message) -> tuple[str, bool]:
+    """What ``getToolOutputContent`` saves of a tool message, and whether it holds a ``<tool_output_masked`` text
+    (cached: the scan reads every output before every call)."""
+
+    def compute(m: Message) -> tuple[str, bool]:
+        content = js_stringify(response_object(m), 2)
+        return content, f"<{MASKING_TAG}" in content
+
+    return _OUTPUT_CONTENTS.get(message, compute)
+
+
 def scan_tool_outputs(view: ChatView, estimator: GeminiCliCounter, settings: MaskingSettings) -> Scan:
     """The backward scan of ``ToolOutputMaskingService.mask``: from the history's second-newest content (its newest,
     when the latest turn is not protected), parts in reverse, function responses of tools that are not exempt and
@@ -251,8 +266,8 @@ def scan_tool_outputs(view: ChatView, estimator: GeminiCliCounter, settings: Mas
             result = message.tool_result
             if result is None or (result.tool_name and result.tool_name in EXEMPT_TOOLS):
                 continue
-            content = js_stringify(response_object(message), 2)
-            if f"<{MASKING_TAG}" in content:
+            content, masked = tool_output_content(message)
+            if masked:
                 continue
             tokens = estimator.quarters(message) // 4
             if not crossed:

@@ -185,6 +185,8 @@ class ChatCompression(GeminiChat):
         self.sent_estimate = 0  # the estimate of what the previous call sent
         self.previous_call: int | None = None
         self.compression_due = False
+        #: the CompressionStatus of this call's compression attempt
+        self.status = "NOOP"
         self._backend, self._simulated = "", True  # the summarizer of the latest compression
 
     @property
@@ -201,6 +203,7 @@ class ChatCompression(GeminiChat):
         self.previous_call = call.message_index
         self.sent_estimate = call.tokens if self.counter is self.estimator else self.estimate(entries)
         self.compression_due = self.last_prompt >= self.limit
+        self.status = "NOOP"
         if self.compression_due:
             return True
         if self.masking is None:
@@ -269,6 +272,7 @@ class ChatCompression(GeminiChat):
             new = self._with(entries, truncated)
             tokens = self.history_estimate(new)
             if tokens < original:
+                self.status = "CONTENT_TRUNCATED"
                 return new, f"{due}: an earlier compression inflated the count, so truncation only (" \
                             f"CONTENT_TRUNCATED, ~{tokens:,} tokens){cut}"
             return None, f"{due}: an earlier compression inflated the count, and truncation alone saves nothing"
@@ -281,6 +285,7 @@ class ChatCompression(GeminiChat):
         keep = [p for t in view.turns[split:] for p in view.turn_positions(t)]
         summary = self._summarize(view, head, truncated)
         if not summary:
+            self.status = "COMPRESSION_FAILED_EMPTY_SUMMARY"
             return None, f"{due}, but the summary came back empty (COMPRESSION_FAILED_EMPTY_SUMMARY)"
         head_entries = [entries[i] for i in head]
         summary_entry = inserted(Message("user", (summary,), meta={"gemini_cli": "state_snapshot"}), "summary",
@@ -291,9 +296,11 @@ class ChatCompression(GeminiChat):
         kept = [self._truncated(entries[i], truncated.get(i)) for i in keep]
         new_tokens = self.estimator.count([e.message for e in (*preamble, summary_entry, ack, *kept)])
         if new_tokens > original:
+            self.status = "COMPRESSION_FAILED_INFLATED_TOKEN_COUNT"
             self.has_failed_compression_attempt = True
             return None, (f"{due}, but the compressed history (~{new_tokens:,} tokens) would not be smaller "
                           "(COMPRESSION_FAILED_INFLATED_TOKEN_COUNT): later compressions only truncate")
+        self.status = "COMPRESSED"
         self.has_failed_compression_attempt = False  # startChat starts a new chat
         boundary = keep[0] if keep else (view.request[0] if view.request else len(entries))
         systems = [e for e in entries[:boundary] if e.message.role == "system"]
@@ -325,7 +332,7 @@ class ChatCompression(GeminiChat):
         first = self.summarize(COMPRESSION_PROMPT, shown, sent=(system, *shown, Message("user", (
             f"{anchor}\n\n{ANCHOR_TAIL}",))))
         self._backend, self._simulated = first.backend, first.simulated
-        summary = self._snapshot(first.text, first.simulated)
+        summary = self.snapshot(first.text, first.simulated)
         verify = (system, *shown, Message("assistant", (summary,)), Message("user", (VERIFY_PROMPT,)))
         if self.params.get("summarizer") == "from-log":
             # the log's summary is the one Gemini CLI kept after its own verification call
@@ -333,11 +340,10 @@ class ChatCompression(GeminiChat):
                              "output_tokens": self.counter.count([Message("assistant", (summary,))])})
             return summary.strip()
         second = self.summarize(COMPRESSION_PROMPT, shown, sent=verify)
-        final = self._snapshot(second.text, second.simulated).strip()
+        final = self.snapshot(second.text, second.simulated).strip()
         return (final or summary).strip()
 
-    @staticmethod
-    def _snapshot(text: str, simulated: bool) -> str:
+    def snapshot(self, text: str, simulated: bool) -> str:
         """A simulated summary wrapped in the ``<state_snapshot>`` the prompt asks the model for."""
         if simulated and text.strip() and SNAPSHOT_TAG not in text:
             return f"{SNAPSHOT_TAG}\n{text.strip()}\n</state_snapshot>"
@@ -360,7 +366,7 @@ register(
         params=(
             Param("compression_threshold", "float", 0.5, "`model.compressionThreshold` in settings.json: compress "
                   "when the last prompt's tokens reach this fraction of the model's token limit (context_window; "
-                  "Gemini CLI's limit for Gemini models is 1,048,576).", minimum=0.01, maximum=1.0),
+                  "Gemini CLI's limit for Gemini models is 1,048,576).", minimum=0.001, maximum=1.0),
             Param("truncate_tool_output_threshold", "int", 40_000, "`tools.truncateToolOutputThreshold`: the "
                   "characters an old function response past the budget is cut to (its first 20% and last 80%), or "
                   "4 × the tokens left in the window when that is less.", minimum=0, maximum=10_000_000),

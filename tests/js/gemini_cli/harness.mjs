@@ -1,21 +1,31 @@
 // Drives Gemini CLI's own code (@google/gemini-cli-core, installed next to this file) for
-// tests/test_gemini_cli_differential.py. Reads {"jobs": [...]} as JSON on stdin and prints {"results": [...]}:
+// tests/test_gemini_cli_differential.py. Reads {"jobs": [...]} as JSON on stdin and writes {"results": [...]} to the
+// file named by its argument (stdout carries Gemini CLI's own debug lines):
 //
 //   {"op": "estimate", "parts": [...]}                 -> estimateTokenCountSync(parts)
+//   {"op": "estimates", "lists": [[...], ...]}         -> estimateTokenCountSync of each list
+//   {"op": "prefix_estimates", "parts": [[...], ...], "cuts": [n, ...]}
+//                                                      -> estimateTokenCountSync of the first n lists' parts, each n
 //   {"op": "split", "contents": [...], "fraction": f}  -> findCompressSplitPoint(contents, f)
+//   {"op": "prefix_splits", "contents": [...], "cuts": [n, ...], "fraction": f}
+//                                                      -> findCompressSplitPoint of the first n contents, each n
 //   {"op": "mask", "history": [...], "config": {...}}  -> ToolOutputMaskingService.mask(history)
 //   {"op": "constants"}                                -> the environment-context text and masked-file suffix this
 //                                                         harness makes Gemini CLI produce
 //   {"op": "replay", "config": {...}, "calls": [...]}  -> a chat replayed call by call, as GeminiClient drives it
 //
 // A replay feeds, before each model call, the contents the log added since the previous call (the model's last
-// response and the new request), and the last prompt token count the chat would hold. It then runs what
-// GeminiClient.sendMessageStream runs before sending: tryCompressChat (ChatCompressionService.compress with this
-// client's hasFailedCompressionAttempt, the summary model stubbed with the texts given) and tryMaskToolOutputs
-// (ToolOutputMaskingService.mask), and reports the history that call sends. The few lines of GeminiClient that
-// react to a compression's status are re-created below (the client itself needs a live model and tool registry).
+// response and the new request), the last prompt token count the chat would hold, and the summary model's answers.
+// It then runs what GeminiClient.sendMessageStream runs before sending: tryCompressChat
+// (ChatCompressionService.compress with this client's hasFailedCompressionAttempt, the summary model stubbed) and
+// tryMaskToolOutputs (ToolOutputMaskingService.mask), and reports the history that call sends (its sha256
+// fingerprint, unless "full"), its estimate, the compression status and the summary requests (the fingerprint of
+// everything but the last content, and the last content's role). The few lines of GeminiClient that react to a
+// compression's status are re-created below (the client itself needs a live model and tool registry).
 // Nothing here reaches the network; files the services write go under the working directory the test gives.
 
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -55,7 +65,8 @@ function makeConfig(cfg, state) {
     }),
     getBaseLlmClient: () => ({
       generateContent: async (request) => {
-        state.requests.push(JSON.parse(JSON.stringify(request.contents)));
+        const sent = request.contents;
+        state.requests.push([digest(sent.slice(0, -1)), sent[sent.length - 1].role]);
         const text = state.summaries.shift() ?? '';
         return { candidates: [{ content: { role: 'model', parts: [{ text }] } }] };
       },
@@ -78,6 +89,7 @@ function makeConfig(cfg, state) {
   return config;
 }
 
+const digest = (value) => createHash('sha256').update(JSON.stringify(value)).digest('hex');
 const plain = (items) => items.map((c) => ('content' in c ? c.content : c));
 const partsOf = (contents) => contents.flatMap((c) => c.parts || []);
 
@@ -128,8 +140,9 @@ async function replay(job) {
       if (result.maskedCount > 0) history = [...result.newHistory];
     }
     step.requests = state.requests;
-    step.sent = JSON.parse(JSON.stringify([...history, ...pending]));
-    step.tokens = estimateTokenCountSync(partsOf(step.sent));
+    const sent = [...history, ...pending];
+    step.sent = job.full ? sent : digest(sent);
+    step.tokens = estimateTokenCountSync(partsOf(sent));
     steps.push(step);
   }
   return steps;
@@ -139,8 +152,14 @@ async function run(job) {
   switch (job.op) {
     case 'estimate':
       return estimateTokenCountSync(job.parts);
+    case 'estimates':
+      return job.lists.map((parts) => estimateTokenCountSync(parts));
+    case 'prefix_estimates':
+      return job.cuts.map((n) => estimateTokenCountSync(job.parts.slice(0, n).flat()));
     case 'split':
       return findCompressSplitPoint(job.contents, job.fraction);
+    case 'prefix_splits':
+      return job.cuts.map((n) => findCompressSplitPoint(job.contents.slice(0, n), job.fraction));
     case 'mask': {
       const state = { truncationId: 0, lastPrompt: 0, requests: [], summaries: [] };
       const result = await new ToolOutputMaskingService().mask(job.history, makeConfig(job.config, state));
@@ -163,4 +182,4 @@ for await (const chunk of process.stdin) input += chunk;
 const { jobs } = JSON.parse(input);
 const results = [];
 for (const job of jobs) results.push(await run(job));
-process.stdout.write(JSON.stringify({ results }));
+fs.writeFileSync(process.argv[2], JSON.stringify({ results }));
