@@ -273,8 +273,8 @@ class ChatCompression(GeminiChat):
             tokens = self.history_estimate(new)
             if tokens < original:
                 self.status = "CONTENT_TRUNCATED"
-                return new, f"{due}: an earlier compression inflated the count, so truncation only (" \
-                            f"CONTENT_TRUNCATED, ~{tokens:,} tokens){cut}"
+                return new, (f"{due}: an earlier compression inflated the count, so truncation only "
+                             f"(CONTENT_TRUNCATED, ~{tokens:,} tokens){cut or '; nothing past the budget to truncate'}")
             return None, f"{due}: an earlier compression inflated the count, and truncation alone saves nothing"
         sizes = [self.sizer.size(t.role, [truncated.get(i, entries[i].message) for i in view.turn_positions(t)])
                  for t in view.turns]
