@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from ..conversation import Message
+from ..errors import ConfigError
 from ..gemini_contents import is_environment_context
 from ..gemini_counter import GeminiCliCounter
 from ..history import Entry, inserted
@@ -171,7 +172,7 @@ class ChatCompression(GeminiChat):
         super().__init__(params, ctx)
         self.threshold = float(params["compression_threshold"])
         if not 0 < self.threshold <= 1:
-            raise ValueError(f"compression_threshold must be in (0, 1], got {self.threshold}")
+            raise ConfigError(f"compression_threshold must be in (0, 1], got {self.threshold}")
         self.truncate_threshold = int(params["truncate_tool_output_threshold"])
         if not params["tool_output_masking"]:
             self.masking = None
