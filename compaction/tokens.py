@@ -16,6 +16,8 @@ Counters (``--counter`` specs):
 - ``langchain[:CHARS_PER_TOKEN]`` — LangChain ``count_tokens_approximately`` (see :mod:`.langchain_counter`).
 - ``maf-python`` — agent-framework-core ``CharacterEstimatorTokenizer``: ``max(1, len(json) // 4)`` per message,
   the JSON holding the message id the framework would assign (``msg_<position>``) when the log has none.
+- ``gemini-cli`` — Gemini CLI ``estimateTokenCountSync`` over the messages as Gemini contents (see
+  :mod:`.gemini_counter`).
 """
 
 from __future__ import annotations
@@ -703,6 +705,12 @@ def _langchain(arg: str) -> Counter:
     return LangchainCounter(float(arg) if arg else 4.0)
 
 
+def _gemini_cli(arg: str) -> Counter:
+    from .gemini_counter import GeminiCliCounter  # local: it builds on this module
+
+    return GeminiCliCounter()
+
+
 #: every counter kind by name
 COUNTER_KINDS: Registry[CounterKind] = Registry("counter")
 for _kind in (
@@ -717,6 +725,8 @@ for _kind in (
     CounterKind("maf-python", "agent-framework-core CharacterEstimatorTokenizer", lambda arg: MafPythonCounter(),
                 presets=(("maf-python", "Agent Framework Python"),)),
     CounterKind("langchain", "LangChain count_tokens_approximately", _langchain, "CHARS_PER_TOKEN", numeric=True),
+    CounterKind("gemini-cli", "Gemini CLI estimateTokenCountSync", _gemini_cli,
+                presets=(("gemini-cli", "Gemini CLI estimator"),)),
 ):
     COUNTER_KINDS.register(_kind.name, _kind)
 
