@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import budget as work_budget
 from .conversation import Conversation, Message
 from .history import Entry, Fate, fates_of, original
 from .strategies import RunContext, StrategyInfo, get_strategy
@@ -392,6 +393,7 @@ def replay(
     compact_to: float = 0.4,
     counter: str | Counter = "approx",
     include_log_summaries: bool = False,
+    budget: work_budget.WorkBudget | None = None,
 ) -> Replay:
     """Replay ``conversation`` under ``strategy`` and return the steps, fates and contexts.
 
@@ -399,7 +401,8 @@ def replay(
     ``ValueError`` with the framework's own reason. The log's own compaction summaries (Claude Code) are left out
     unless ``include_log_summaries``; messages the agent never saw (``meta["hidden_from_agent"]``) are always left
     out, and assistant messages the model did not generate (``meta["generated"] is False``, e.g. a fixed greeting)
-    are context, not LLM calls.
+    are context, not LLM calls. A ``budget`` (:class:`~compaction.budget.WorkBudget`) is checked once per LLM
+    call: a replay that spends it stops with :class:`~compaction.budget.ReplayBudgetExceeded`.
     """
     info = get_strategy(strategy) if isinstance(strategy, str) else strategy
     values = info.resolve_params(params)
@@ -424,10 +427,12 @@ def replay(
     steps: list[Step] = []
     project = runner.persistence == "project"
     stored_snapshot = False  # the last snapshot holds the stored history as a projection that changed nothing sent it
+    calls = work_budget.begin(budget, conversation, skipped)
     for i, message in enumerate(conversation.messages):
         if i in skipped:
             continue
         if message.role == "assistant" and message.meta.get("generated", True) is not False:
+            work_budget.at_call(len(steps), calls)
             outcome = runner.before_call()
             if outcome.compacted or (project and not stored_snapshot):
                 # a projection that changed nothing sends the stored history: one snapshot of it serves every such
@@ -456,6 +461,7 @@ def replay(
         if baseline is not None:
             baseline.append(entry)
         timeline.append(entry)
+    work_budget.end(budget)
     if known is None:
         _remember_baseline(baseline_key, conversation, ctx.counter, tuple(uncompacted))
     return Replay(
