@@ -306,6 +306,11 @@ class _MemoryCache:
                 _, dropped = self._items.popitem(last=False)
                 self._size -= len(dropped)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._size = 0
+
     def __len__(self) -> int:
         return len(self._items)
 

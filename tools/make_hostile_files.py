@@ -24,10 +24,10 @@ ROOT = Path(__file__).resolve().parents[1]
 MB = 1 << 20
 
 
-def eval_bomb(path: Path, megabytes: int = 900) -> Path:
+def eval_bomb(path: Path, megabytes: int = 900, level: int = 9) -> Path:
     """An ``.eval`` (zip) archive with a ``header.json`` and one sample member of ``megabytes`` MB of one byte,
-    written as a stream (never held in memory)."""
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+    written as a stream (never held in memory) at deflate ``level``."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=level) as archive:
         archive.writestr("header.json", '{"status": "success"}')
         with archive.open("samples/1_epoch_1.json", "w", force_zip64=False) as member:
             block = b" " * MB
@@ -60,13 +60,14 @@ def lying_eval_bomb(source: Path, path: Path, declared: int = 1024) -> Path:
 
 
 def gzip_bomb(path: Path, megabytes: int = 1024) -> Path:
-    """A gzip file inflating to ``megabytes`` MB of spaces, written as a stream."""
+    """A gzip file inflating to ``megabytes`` MB of spaces: one compressed megabyte repeated as that many gzip
+    members (a valid gzip file; each member is about 1 KB)."""
     import gzip
 
-    with gzip.open(path, "wb", compresslevel=9) as out:
-        block = b" " * MB
+    member = gzip.compress(b" " * MB, 9)
+    with open(path, "wb") as out:
         for _ in range(megabytes):
-            out.write(block)
+            out.write(member)
     return path
 
 
