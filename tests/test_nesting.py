@@ -303,7 +303,7 @@ def test_adapter_respects_a_child_that_does_not_fire():
      "pipeline child 2 (haystack.tool_result_pruning): parameter 'min_keep_steps': expected a finite whole number, "
      "got 'abc'"),
     (DOTNET, {}, "anthropic.clear_tool_uses_20250919(keep=-1)",
-     "pipeline child 1 (anthropic.clear_tool_uses_20250919): parameter 'keep': expected a value from 0 to 1000, got -1"),
+     "pipeline child 1 (anthropic.clear_tool_uses_20250919): parameter 'keep': expected a value from 0 to 1,000, got -1"),
     (PYTHON, {"token_budget": 100}, "anthropic.clear_tool_uses_20250919(trigger_type=words)",
      "strategies child 1 (anthropic.clear_tool_uses_20250919): parameter 'trigger_type': expected one of"),
     (PYTHON, {"token_budget": 100}, "sliding_window; langchain.nope", "'langchain.nope': unknown strategy"),

@@ -126,6 +126,19 @@ def test_compositions_nest_at_most_max_depth_levels_and_say_so(sample):
     assert "this child would be level 4" in str(info.value)
 
 
+def test_nested_summarizers_do_not_grow_a_graph_of_summaries_call_after_call():
+    """Two nested summarizers used to cover copies of each other's summaries: a graph whose paths the timeline counts
+    doubled every few calls (this replay did not finish in minutes)."""
+    conv = compaction.load(SAMPLES / "coding_agent.openai.json")
+    children = "; ".join(f"agent_framework_python.summarization(target_count={4 + k})" for k in range(MAX_CHILDREN))
+    started = time.process_time()
+    rep = compaction.replay(conv, PIPELINE, {"children": children}, context_window=8_000)
+    assert time.process_time() - started < 5 and rep.summary()["compactions"] > 10
+    last = rep.context_at(len(rep.steps) - 1)
+    summaries = [item for item in last if item.fate == "inserted"]
+    assert summaries and all(item.represents for item in summaries)
+
+
 @pytest.mark.parametrize("host, extra", [(PIPELINE, {}), ("agent_framework_python.token_budget_composed",
                                                           {"token_budget": 5_000})])
 def test_a_composite_holds_at_most_max_children(sample, host, extra):

@@ -145,9 +145,13 @@ class NestedStrategy:
 
 
 def inserted_entry(entry: Entry, child: str, message: Message) -> Entry:
-    """The child's inserted entry as the host stores it (host-specific ``message``, the child named in ``info``)."""
+    """The child's inserted entry as the host stores it (host-specific ``message``, the child named in ``info``),
+    covering the originals it represents directly. Its own covers point at the copies the child was fed (and at
+    entries of the child's own, gone after this call), so keeping them would grow, call after call, a graph of
+    summaries of copies of summaries whose paths the timeline counts one by one: two nested summarizers made that
+    graph double every few calls (minutes for one replay of a bundled sample)."""
     info = {k: v for k, v in entry.info.items() if k != FED_POSITION}
-    return replace(entry, message=message, info={**info, "nested_in": child})
+    return replace(entry, message=message, covers=entry.represents, info={**info, "nested_in": child})
 
 
 def describe(result: NestedResult) -> str:

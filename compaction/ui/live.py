@@ -21,7 +21,7 @@ from .text import escape_markdown
 
 def describe(estimate: LiveEstimate) -> str:
     """Markdown naming the models and hosts (escaped: the model name comes from the setup) and the estimate."""
-    models = ", ".join(f"`{escape_markdown(m)}`" for m in estimate.models)
+    models = ", ".join(f"**{escape_markdown(m)}**" for m in estimate.models)  # escapes do not work in `code`
     hosts = ", ".join(f"**{escape_markdown(h)}**" for h in estimate.hosts)
     calls = f"{estimate.calls:,} request{'s' if estimate.calls != 1 else ''}"
     return (f"model {models} at {hosts}: about {calls}, {estimate.input_tokens:,} input tokens and up to "
