@@ -409,5 +409,11 @@ register_format(
         extensions=(".json", ".eval"),
         description="Inspect AI eval logs (.eval archives and .json EvalLogs): one conversation per sample and "
         "epoch, usage from model events, compaction events and summaries.",
+        reads="Every sample and epoch as one conversation: its messages (or the last model event's input and output "
+        "when it has none), tool calls and results with their errors, attachment:// references resolved, usage per "
+        "LLM call and the tool schemas from the model events, and compaction events with their summaries.",
+        leaves_out="Scores, sample metadata and the other events (tool, sandbox, state, score…), which do not change "
+        "what the model was sent; in .eval archives, a member over 64 MB is skipped and an archive over 256 MB "
+        "uncompressed refused (limits against zip bombs).",
     )
 )

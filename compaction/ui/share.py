@@ -15,7 +15,7 @@ from compaction.export import export_setup
 from compaction.setups import read_setups_json, setups_to_json
 
 from . import cache, state
-from .guard import one_line
+from .guard import log, one_line
 from .text import escape_markdown, listed
 
 IMPORT_FILE_KEY = "share.import_file"
@@ -39,7 +39,9 @@ def _import_setups() -> None:
     try:
         read = read_setups_json(upload.getvalue())
         notices = [*read.clamped, *(state.replace_setups(read.setups, untrusted=True) if read.setups else ())]
-    except ValueError as exc:
+    except Exception as exc:  # noqa: BLE001 - an imported file must never break the page; a bug here is logged
+        if not isinstance(exc, ValueError):
+            log.exception("importing setups failed")
         st.session_state[IMPORT_ERROR_KEY] = [f"{upload.name}: {one_line(exc)}"]
         return
     if read.problems:
