@@ -276,6 +276,19 @@ def test_values_from_a_link_reach_the_widgets_within_their_range(endpoint: Liste
         assert fragment in notices, notices
 
 
+def test_the_uploader_takes_a_gzipped_log(samples: Path):
+    import gzip
+
+    data = next(real_log("codex-cli").glob("*.jsonl")).read_bytes()
+    expected = compaction.load(data, name="rollout.jsonl")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.file_uploader(key=source.UPLOAD_KEY).set_value(("rollout.jsonl.gz", gzip.compress(data), "application/gzip"))
+    at.run()
+    assert_page_intact(at)
+    assert not at.error, plain(at.error)
+    assert f"**{len(expected.messages)}** messages" in " ".join(str(m.value) for m in at.markdown)
+
+
 # ------------------------------------------------------------------------------------------------ work budget
 def test_a_replay_over_its_budget_stops_with_a_message_and_stays_stopped(endpoint: Listener, samples: Path,
                                                                         monkeypatch):
