@@ -15,10 +15,12 @@ import streamlit as st
 
 from compaction.conversation import Conversation
 from compaction.setups import Setup
+from compaction.summarizers import gate_live_calls
 from compaction.ui import (
     costs,
     fleet_view,
     heap,
+    live,
     navigation,
     results,
     settings,
@@ -33,13 +35,13 @@ from compaction.ui import (
 from compaction.ui.cache import tokens_chart_spec
 from compaction.ui.guard import section, show_error
 from compaction.ui.step_panel import series_colors, step_panel
-from compaction.ui.text import escape_markdown
 
 ROOT = Path(__file__).resolve().parent
 SAMPLES_DIR = Path(os.environ.get("COMPACTION_LAB_SAMPLES") or ROOT / "sample_conversations")
 
 st.set_page_config(page_title="Compaction Lab", page_icon=":material/compress:", layout="wide",
                    initial_sidebar_state="expanded")
+gate_live_calls()  # a live summarizer only where the operator enabled it and the person on the page confirmed
 
 
 @dataclass
@@ -90,10 +92,7 @@ def main() -> None:
     )
     samples = source.bundled_samples(SAMPLES_DIR)
     url_state.restore(samples)
-    link_error = url_state.pop_error()
-    if link_error:
-        st.warning(f"**The link could not be applied in full** — {escape_markdown(link_error)}",
-                   icon=":material/link_off:")
+    url_state.show_messages()
     with section("Guided tour"):
         tour.show_tour(samples)
     inputs = sidebar()
@@ -119,6 +118,7 @@ def main() -> None:
     with section("Replay"), st.spinner("Replaying the log under each setup…"):
         outcomes = results.run_setups(conversation, f"{choice.key}:{conversation.id}", inputs.setups)
     results.show_setup_errors(outcomes)
+    live.show_withheld(outcomes)
     runs = results.runs_of(outcomes)
     if not runs:
         st.info("Fix the settings in the sidebar to see the replay.", icon=":material/tune:")

@@ -298,7 +298,7 @@ def cmd_sweep(args: argparse.Namespace, out: TextIO) -> None:
 
 
 def cmd_fleet(args: argparse.Namespace, out: TextIO) -> None:
-    from .analysis.fleet import find_logs, fleet
+    from .analysis.fleet import LOG_SUFFIXES, find_logs, fleet
     from .analysis.sweep import grid
 
     if args.context_window is None:  # one window for logs of any model: say so
@@ -310,7 +310,7 @@ def cmd_fleet(args: argparse.Namespace, out: TextIO) -> None:
                   for label, setup in setups for values in grid(axes)]
     logs = find_logs(args.folder)
     if not logs:
-        raise UsageError(f"{args.folder}: no log files ({', '.join(('.json', '.jsonl', '.traj', '.eval'))})")
+        raise UsageError(f"{args.folder}: no log files ({', '.join(LOG_SUFFIXES)})")
     result = fleet(logs, setups, prices=_prices(args), engine=args.engine, workers=args.workers,
                    scheduler=args.scheduler, with_information=not args.no_information)
     if args.json and not args.output:

@@ -11,6 +11,8 @@ The *when* is kept apart from the *how* (strategies), as both frameworks do:
 
 from __future__ import annotations
 
+import math
+import numbers
 import re
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -50,7 +52,11 @@ class ThresholdPolicy:
 
 
 def validate_threshold(context_window: int, compact_at: float, compact_to: float) -> None:
-    """Raise ``ValueError`` exactly where Haystack's ``CompactionHook`` does, with the reason."""
+    """Raise ``ValueError`` exactly where Haystack's ``CompactionHook`` does, with the reason (and, before that, for
+    anything but finite numbers: Haystack's comparisons would let an infinite window through)."""
+    for name, value in (("context_window", context_window), ("compact_at", compact_at), ("compact_to", compact_to)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+            raise ValueError(f"`{name}` must be a finite number, got {value!r}.")
     if context_window < 1:
         raise ValueError(f"`context_window` must be a positive number of tokens, got {context_window}.")
     if not 0 < compact_to < compact_at <= 1:
@@ -144,6 +150,9 @@ class Trigger:
 
 
 _TOKEN = re.compile(r"\s*([A-Za-z_]+)\s*(\()?")
+_SPACES = re.compile(r"\s*")
+#: the most levels of All(...) / Any(...) a trigger may nest (the parser recurses once per level)
+MAX_TRIGGER_DEPTH = 32
 
 
 def parse_trigger(text: str) -> Trigger:
@@ -156,8 +165,10 @@ def parse_trigger(text: str) -> Trigger:
     def fail(expected: str) -> ValueError:
         return ValueError(f"trigger {text!r}: expected {expected} at position {pos}")
 
-    def parse() -> Trigger:
+    def parse(depth: int = 1) -> Trigger:
         nonlocal pos
+        if depth > MAX_TRIGGER_DEPTH:
+            raise ValueError(f"trigger {text[:80]!r}…: All/Any nest at most {MAX_TRIGGER_DEPTH} levels deep")
         match = _TOKEN.match(text, pos)
         if not match:
             raise fail("a trigger name such as TokensExceed(1000)")
@@ -173,14 +184,13 @@ def parse_trigger(text: str) -> Trigger:
         if kind in ("all", "any"):
             if not has_paren:
                 raise fail("'('")
-            children = [parse()]
+            children = [parse(depth + 1)]
             while True:
-                rest = text[pos:].lstrip()
-                pos = len(text) - len(rest)
-                if rest.startswith(","):
+                pos = _SPACES.match(text, pos).end()  # not text[pos:]: a copy per child is quadratic in the length
+                if text.startswith(",", pos):
                     pos += 1
-                    children.append(parse())
-                elif rest.startswith(")"):
+                    children.append(parse(depth + 1))
+                elif text.startswith(")", pos):
                     pos += 1
                     return Trigger(kind, children=tuple(children))
                 else:

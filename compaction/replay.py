@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import budget as work_budget
 from .conversation import Conversation, Message
 from .display import clip, counted, html_table, short_label
 from .history import Entry, Fate, fates_of, original
@@ -408,6 +409,7 @@ def replay(
     counter: str | Counter = "approx",
     include_log_summaries: bool = False,
     reference: bool = False,
+    budget: work_budget.WorkBudget | None = None,
 ) -> Replay:
     """Replay ``conversation`` under ``strategy`` and return the steps, fates and contexts.
 
@@ -420,7 +422,9 @@ def replay(
     unless ``include_log_summaries``; messages the agent never saw (``meta["hidden_from_agent"]``) are always left
     out, and assistant messages the model did not generate (``meta["generated"] is False``, e.g. a fixed greeting)
     are context, not LLM calls. ``reference`` runs the strategy's reference semantics even when it has a faster
-    runner (they send the same; ``tests/test_fast_paths.py`` holds every strategy to it).
+    runner (they send the same; ``tests/test_fast_paths.py`` holds every strategy to it). A ``budget``
+    (:class:`~compaction.budget.WorkBudget`) is checked once per LLM call: a replay that spends it stops with
+    :class:`~compaction.budget.ReplayBudgetExceeded`.
     """
     window_source = "explicit"
     if context_window is None:
@@ -451,11 +455,13 @@ def replay(
     steps: list[Step] = []
     project = runner.persistence == "project"
     stored_snapshot = False  # the last snapshot holds the stored history as a projection that changed nothing sent it
+    calls = work_budget.begin(budget, conversation, skipped)
     for i, message in enumerate(conversation.messages):
         if i in skipped:
             continue
         if message.role == "assistant" and message.meta.get("generated", True) is not False:
             runner.call_index = i
+            work_budget.at_call(len(steps), calls)
             outcome = runner.before_call()
             if outcome.compacted or (project and not stored_snapshot):
                 # a projection that changed nothing sends the stored history: one snapshot of it serves every such
@@ -484,6 +490,7 @@ def replay(
         if baseline is not None:
             baseline.append(entry)
         timeline.append(entry)
+    work_budget.end(budget)
     if known is None:
         _remember_baseline(baseline_key, conversation, ctx.counter, tuple(uncompacted))
     return Replay(

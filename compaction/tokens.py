@@ -23,6 +23,7 @@ Counters (``--counter`` specs):
 from __future__ import annotations
 
 import json
+import re
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -731,6 +732,12 @@ for _kind in (
     COUNTER_KINDS.register(_kind.name, _kind)
 
 
+#: the chars per token a counter spec may name (a real tokenizer lies well within: 1.5–6)
+CHARS_PER_TOKEN_RANGE = (0.1, 100.0)
+#: what a counter kind's non-numeric argument may be (a tiktoken encoding name)
+_ARGUMENT_NAME = re.compile(r"[A-Za-z0-9_]{1,40}")
+
+
 def counter_specs() -> tuple[str, ...]:
     """Every spec form the registered counter kinds accept (for help texts and error messages)."""
     return tuple(form for kind in COUNTER_KINDS.all().values() for form in kind.specs())
@@ -743,13 +750,17 @@ def check_counter_spec(spec: str | None) -> tuple[CounterKind, str]:
     if name not in COUNTER_KINDS or (arg and not COUNTER_KINDS.get(name).argument):
         raise ConfigError(f"unknown counter {text!r}; expected one of: {', '.join(counter_specs())}")
     kind = COUNTER_KINDS.get(name)
+    if arg and not kind.numeric and not _ARGUMENT_NAME.fullmatch(arg):
+        raise ConfigError(f"counter {text!r}: expected {kind.argument} to be a name such as o200k_base")
     if kind.numeric and arg:
         try:
             number = float(arg)
         except ValueError:
             number = float("nan")
-        if not (0 < number < float("inf")):
-            raise ConfigError(f"counter {text!r}: chars per token must be a positive number, got {arg!r}")
+        if not CHARS_PER_TOKEN_RANGE[0] <= number <= CHARS_PER_TOKEN_RANGE[1]:
+            low, high = CHARS_PER_TOKEN_RANGE
+            raise ConfigError(f"counter {text!r}: chars per token must be a positive number from {low} to {high}, "
+                              f"got {arg!r}")
     return kind, arg
 
 

@@ -97,7 +97,7 @@ def test_replay_maf_with_custom_trigger(django_log):
          "min_keep_steps"),
         (["replay", "{log}", "--strategy", "haystack.tool_result_pruning", "--set", "bogus=1"], "no parameter"),
         (["replay", "{log}", "--strategy", "haystack.tool_result_pruning", "--set", "min_tokens=abc"],
-         "expected a int"),
+         "expected a finite whole number"),
         (["replay", "{log}", "--strategy", "agent_framework.tool_result_compaction", "--set",
           "trigger=TokensExceed("], "expected"),
         (["replay", "{log}", "--strategy", "haystack.tool_result_pruning", "--counter", "wat"], "unknown counter"),

@@ -300,9 +300,10 @@ def test_adapter_respects_a_child_that_does_not_fire():
      "pipeline child 1 (haystack.tool_result_pruning): strategy 'haystack.tool_result_pruning' has no parameter "
      "'nope'"),
     (DOTNET, {}, "truncation; haystack.tool_result_pruning(min_keep_steps=abc)",
-     "pipeline child 2 (haystack.tool_result_pruning): parameter 'min_keep_steps': expected a int, got 'abc'"),
+     "pipeline child 2 (haystack.tool_result_pruning): parameter 'min_keep_steps': expected a finite whole number, "
+     "got 'abc'"),
     (DOTNET, {}, "anthropic.clear_tool_uses_20250919(keep=-1)",
-     "pipeline child 1 (anthropic.clear_tool_uses_20250919): keep (tool_uses) must be at least 0"),
+     "pipeline child 1 (anthropic.clear_tool_uses_20250919): parameter 'keep': expected a value from 0 to 1,000, got -1"),
     (PYTHON, {"token_budget": 100}, "anthropic.clear_tool_uses_20250919(trigger_type=words)",
      "strategies child 1 (anthropic.clear_tool_uses_20250919): parameter 'trigger_type': expected one of"),
     (PYTHON, {"token_budget": 100}, "sliding_window; langchain.nope", "'langchain.nope': unknown strategy"),

@@ -161,7 +161,7 @@ class TestAnthropicCompaction:
     NAME = "anthropic.compact_20260112"
 
     def test_trigger_below_minimum_is_rejected(self):
-        with pytest.raises(ValueError, match="at least 50,000"):
+        with pytest.raises(ValueError, match="'trigger': expected a value from 50,000 to"):
             run(agent_run(2), self.NAME, {"trigger": 49_999})
 
     def test_compaction_block_replaces_everything_before_it(self):

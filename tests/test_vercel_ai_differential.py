@@ -165,7 +165,7 @@ def test_one_rule_before_every_step_is_one_prune_of_the_whole_history():
 @pytest.mark.parametrize("params", [
     {"tool_calls": "before-last-2-messages", "reasoning": "all"},
     {"tool_calls": '[{"type": "all", "tools": ["read_file"]}]', "empty_messages": "keep", "compact_after_tokens": 50},
-    {"tool_calls": "all", "compact_after_tokens": 10**9},
+    {"tool_calls": "all", "compact_after_tokens": 10**7},
 ])
 def test_the_exported_prepare_step_prunes_as_the_replay_does(params, tmp_path):
     """The snippet, run by Node against the installed package (its two fill-in names stubbed), returns from

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from ..formats import LoadError, load_all_conversations
+from ..formats.base import compressed_suffixes
 from ..setups import Setup
 from .costs import PriceModel, price_model
 from .sweep import evaluate
 
-LOG_SUFFIXES = (".json", ".jsonl", ".traj", ".eval")
+LOG_SUFFIXES = (".json", ".jsonl", ".traj", ".eval", *compressed_suffixes())
 
 
 def find_logs(folder: str | Path) -> list[Path]:

@@ -1,9 +1,21 @@
-"""Format registry, the typed load error, and the JSON / JSONL document reader every format shares."""
+"""Format registry, the typed load error, and the JSON / JSONL document reader every format shares.
+
+Reading bytes is bounded and forgiving, because logs come from strangers: :func:`read_path` reads regular files
+only (a FIFO, a device or a directory is refused at once, without blocking) of at most :data:`MAX_FILE_BYTES`;
+:func:`parse_document` recognises gzip (and zstd, when the ``zstandard`` module is installed) by their magic bytes
+and decompresses them as a stream that stops at :data:`MAX_DECOMPRESSED_BYTES`, decodes UTF-16 and UTF-32 text
+(with a byte-order mark, or UTF-16 recognised by its zero bytes), and lets a damaged line cost only itself —
+the first line included (garbage, blank, truncated, not UTF-8, zero bytes).
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import re
+import stat
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,17 +156,49 @@ FORMATS: Registry[FormatInfo] = Registry("format", _import_readers, order=detect
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
+#: the largest log file :func:`read_path` reads
+MAX_FILE_BYTES = 2 << 30
+#: the most bytes a compressed log may decompress to (the decompression stops there: a bomb costs one message)
+MAX_DECOMPRESSED_BYTES = 256 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+#: byte-order marks of the UTF-16 and UTF-32 encodings decoded (the UTF-32 ones first: they begin like UTF-16's)
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32", "UTF-32"), (b"\x00\x00\xfe\xff", "utf-32", "UTF-32"),
+         (b"\xff\xfe", "utf-16", "UTF-16"), (b"\xfe\xff", "utf-16", "UTF-16"))
+_CHUNK = 1 << 20
+
+
+def compressed_suffixes() -> tuple[str, ...]:
+    """File name endings of the compressed logs that can be read here (``.zst`` only with ``zstandard``)."""
+    return (".gz", ".zst") if importlib.util.find_spec("zstandard") is not None else (".gz",)
+
+
 def parse_document(data: bytes, path: str | None = None) -> Document:
     """Decode bytes as UTF-8 JSON, or as JSONL where each bad line (invalid JSON or invalid UTF-8) is reported and
     skipped. JSONL is parsed line by line straight from the bytes, so a large log is never held as a second text copy.
+    gzip / zstd data is decompressed first and UTF-16 / UTF-32 text decoded (see the module docstring).
     """
+    notes: list[LoadWarning] = []
+    data = _decompressed(data, path, notes)
     if data[:4] == b"PK\x03\x04":
-        return Document(path, "zip", raw=data)
+        return Document(path, "zip", raw=bytes(data), bad_lines=notes)
     if data[:16] == SQLITE_MAGIC:
-        return Document(path, "sqlite", raw=data)
+        return Document(path, "sqlite", raw=bytes(data), bad_lines=notes)
+    text, encoding_problem = _as_utf8(data, path)
+    try:
+        doc = _parse_text(text, path)
+    except LoadError:
+        if encoding_problem is not None:  # it looked like UTF-16 / UTF-32: say so rather than "binary"
+            raise encoding_problem from None
+        raise
+    doc.bad_lines[:0] = notes
+    return doc
+
+
+def _parse_text(data: bytes, path: str | None) -> Document:
     if _blank(data):
         raise LoadError(path, "the file is empty; expected a JSON or JSONL agent log")
-    if b"\x00" in data[:4096]:
+    if b"\x00" in data[:4096] and not _damage_confined_to_first_line(data):
         raise LoadError(path, "this looks like a binary file; expected a JSON or JSONL agent log (UTF-8 text)")
     body = data[3:] if data.startswith(b"\xef\xbb\xbf") else data
     if _starts_like_jsonl(body):
@@ -162,6 +206,9 @@ def parse_document(data: bytes, path: str | None = None) -> Document:
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
+        records, bad = _parse_lines(body)
+        if len(records) > len(bad):  # JSONL with some lines damaged (the first, say): each costs only itself
+            return Document(path, "jsonl", records=records, bad_lines=bad)
         line = body[: exc.start].count(b"\n") + 1
         raise LoadError(path, f"not UTF-8 text (byte 0x{body[exc.start]:02x} at offset {exc.start})", line=line) from None
     try:
@@ -173,6 +220,130 @@ def parse_document(data: bytes, path: str | None = None) -> Document:
         return _jsonl_document(body, path, whole_error)
     except ValueError as exc:  # e.g. an integer literal past Python's digit limit
         raise LoadError(path, f"not a usable JSON document ({exc})") from None
+
+
+def _damage_confined_to_first_line(data: bytes) -> bool:
+    """Zero bytes only in a damaged first line: the next 4 KB are text with a JSON object line in them."""
+    end = data.find(b"\n", 0, _CHUNK)
+    if end < 0:
+        return False
+    following = data[end + 1:end + 1 + 4096]
+    return b"\x00" not in following and any(line.strip().startswith(b"{") for line in following.split(b"\n"))
+
+
+# ---------------------------------------------------------------------------------------- compression, encodings
+def _decompressed(data: bytes, path: str | None, notes: list[LoadWarning]) -> bytes | bytearray:
+    """``data`` decompressed when it starts with gzip or zstd magic bytes (once: a compressed file inside is not
+    opened again), at most :data:`MAX_DECOMPRESSED_BYTES`."""
+    if data[:2] == GZIP_MAGIC:
+        return _gunzip(data, path, notes)
+    if data[:4] == ZSTD_MAGIC:
+        return _unzstd(data, path, notes)
+    return data
+
+
+def _too_large(path: str | None, kind: str) -> LoadError:
+    return LoadError(path, f"this {kind} log decompresses to more than {MAX_DECOMPRESSED_BYTES:,} bytes, the most "
+                     "read (a limit against decompression bombs); decompress it yourself to read it")
+
+
+def _gunzip(data: bytes, path: str | None, notes: list[LoadWarning]) -> bytearray:
+    """Every gzip member of ``data``, decompressed as a stream with an output cap. A stream that ends early keeps
+    what it held (a log still being written), with a warning; damaged data is a :class:`LoadError`."""
+    out = bytearray()
+    position = 0
+    while position < len(data):
+        inflater = zlib.decompressobj(wbits=31)
+        try:
+            while position < len(data) and not inflater.eof:
+                piece = data[position:position + _CHUNK]
+                position += len(piece)
+                chunk = inflater.decompress(piece, _CHUNK)  # never more than a chunk of output at a time
+                while True:
+                    out += chunk
+                    if len(out) > MAX_DECOMPRESSED_BYTES:
+                        raise _too_large(path, "gzip")
+                    if not inflater.unconsumed_tail:
+                        break
+                    chunk = inflater.decompress(inflater.unconsumed_tail, _CHUNK)
+        except zlib.error as exc:
+            raise LoadError(path, f"damaged gzip data ({exc})") from None
+        if not inflater.eof:
+            notes.append(LoadWarning("the gzip data ends early (a truncated file); read what it holds"))
+            break
+        rest = inflater.unused_data
+        position -= len(rest)
+        if rest[:2] != GZIP_MAGIC:
+            if rest.strip(b"\x00"):
+                notes.append(LoadWarning(f"{len(data) - position:,} bytes after the gzip data were ignored"))
+            break
+    return out  # a bytearray (bytes-like): no second copy of up to MAX_DECOMPRESSED_BYTES
+
+
+def _unzstd(data: bytes, path: str | None, notes: list[LoadWarning]) -> bytearray:
+    """zstd frames decompressed as a stream with an output cap (only when the ``zstandard`` module is installed)."""
+    try:
+        import zstandard
+    except ImportError:
+        raise LoadError(path, "this log is zstd-compressed; reading it needs the zstandard package (pip install "
+                        "zstandard), or decompress it first") from None
+    out = bytearray()
+    try:
+        with zstandard.ZstdDecompressor().stream_reader(data, read_across_frames=True) as reader:
+            while True:
+                chunk = reader.read(_CHUNK)
+                if not chunk:
+                    break
+                out += chunk
+                if len(out) > MAX_DECOMPRESSED_BYTES:
+                    raise _too_large(path, "zstd")
+    except zstandard.ZstdError as exc:
+        if not out:
+            raise LoadError(path, f"damaged zstd data ({exc})") from None
+        notes.append(LoadWarning(f"the zstd data ends early or is damaged ({exc}); read what it holds"))
+    return out
+
+
+def _as_utf8(data: bytes, path: str | None) -> tuple[bytes, LoadError | None]:
+    """UTF-16 / UTF-32 text (byte-order mark, or UTF-16 told by its zero bytes) re-encoded as UTF-8; other bytes as
+    they are. When the bytes start like UTF-16 / UTF-32 but do not decode to text (a damaged first line of a UTF-8
+    log may begin with ``FF FE``), they are returned as they are, with the error to raise if they are no UTF-8 log
+    either."""
+    for bom, codec, name in _BOMS:
+        if data.startswith(bom):
+            return _reencoded(data, codec, f"{name} text (byte-order mark {bom.hex(' ').upper()})", path)
+    guess = _utf16_without_bom(data[:4096])
+    if guess is not None:
+        return _reencoded(data, guess, f"UTF-16 text without a byte-order mark ({guess[-2:].upper()})", path)
+    return data, None
+
+
+def _utf16_without_bom(head: bytes) -> str | None:
+    """``utf-16-le`` / ``utf-16-be`` when every other byte of ``head`` is zero, as in ASCII-heavy UTF-16."""
+    if len(head) < 16:
+        return None
+    even, odd = head[0::2], head[1::2]
+    if odd.count(0) >= 0.9 * len(odd) and even.count(0) == 0:
+        return "utf-16-le"
+    if even.count(0) >= 0.9 * len(even) and odd.count(0) == 0:
+        return "utf-16-be"
+    return None
+
+
+def _reencoded(data: bytes, codec: str, what: str, path: str | None) -> tuple[bytes, LoadError | None]:
+    try:
+        text = data.decode(codec)
+    except UnicodeDecodeError as exc:
+        return data, LoadError(path, f"{what} that does not decode at byte {exc.start} ({exc.reason}); expected a "
+                               "JSON or JSONL agent log")
+    start = text.lstrip("\ufeff \t\r\n")[:1]
+    if start and not (start.isascii() and start.isprintable()):  # bytes that only happen to decode
+        return data, LoadError(path, f"{what} that does not start like a log (first character U+{ord(start):04X}); "
+                               "expected a JSON or JSONL agent log")
+    try:
+        return text.encode("utf-8"), None
+    except UnicodeEncodeError as exc:  # a lone surrogate
+        return data, LoadError(path, f"{what} holding an invalid character ({exc.reason})")
 
 
 #: a byte that ``bytes.strip()`` keeps (not ASCII whitespace)
@@ -281,9 +452,33 @@ def read_document(path: str | Path) -> Document:
     return doc
 
 
+#: what a file that is not a regular file is, by its stat mode
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character "
+               "device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
 def read_path(path: str | Path) -> bytes:
-    """Read a file, turning OS errors into a :class:`LoadError`."""
+    """Read a log file, turning OS errors into a :class:`LoadError`. Only a regular file (or a link to one) of at
+    most :data:`MAX_FILE_BYTES` is read: anything else is refused at once, without waiting on it (a FIFO is opened
+    without blocking)."""
+    name = str(path)
     try:
-        return Path(path).read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise LoadError(str(path), f"cannot read the file ({exc.strerror or exc})") from None
+        raise LoadError(name, f"cannot read the file ({exc.strerror or exc})") from None
+    try:
+        mode = os.fstat(fd)
+        if not stat.S_ISREG(mode.st_mode):
+            kind = next((what for test, what in _FILE_KINDS if test(mode.st_mode)), "not a regular file")
+            raise LoadError(name, f"this is {kind}, not a log file; expected a regular file")
+        if mode.st_size > MAX_FILE_BYTES:
+            raise LoadError(name, f"the file is {mode.st_size:,} bytes; at most {MAX_FILE_BYTES:,} are read")
+        with os.fdopen(fd, "rb", buffering=0, closefd=False) as raw:
+            data = raw.readall()
+    except OSError as exc:
+        raise LoadError(name, f"cannot read the file ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        raise LoadError(name, f"the file grew past {MAX_FILE_BYTES:,} bytes while it was read")
+    return data

@@ -16,7 +16,9 @@ history in ``messages`` and appends the summary of a summary compaction as a use
 ``metadata.summary``: those messages are the log's summaries (``log_summary_indices``) and the event's summary.
 
 A tool message with an ``error`` carries the error text the model was shown (``Error: <message>``) when it has no
-content of its own. ``.eval`` archives are read member by member with a cap on the total uncompressed size.
+content of its own. ``.eval`` archives are read member by member, each only up to the size its header declares,
+with caps on each member's and on the total uncompressed size (:data:`MAX_MEMBER_BYTES`, :data:`MAX_ARCHIVE_BYTES`):
+a member over its cap is skipped with a warning, an archive over the total is refused.
 """
 
 from __future__ import annotations
@@ -47,8 +49,10 @@ from ._fields import TOO_DEEP, as_count, as_mapping, as_text, optional_count, ty
 from .base import Document, FormatInfo, LoadError, register_format
 from .openai_chat import parse_arguments
 
-#: the most uncompressed bytes read from one ``.eval`` archive (a guard against zip bombs)
-MAX_ARCHIVE_BYTES = 1 << 30
+#: the most uncompressed bytes read from one ``.eval`` archive, and from one of its members (guards against zip
+#: bombs: a member is read only up to the size its header declares, and only when that is within both)
+MAX_ARCHIVE_BYTES = 256 << 20
+MAX_MEMBER_BYTES = 64 << 20
 ATTACHMENT_PREFIX = "attachment://"
 REDACTED_REASONING = "[redacted reasoning]"
 _ROLES = ("system", "user", "assistant", "tool")
@@ -311,16 +315,24 @@ def _archive_samples(doc: Document, warnings: list[LoadWarning]) -> Iterator[Map
         members = _sample_members(archive)
         budget = MAX_ARCHIVE_BYTES
         for info in members:
+            if info.file_size > MAX_MEMBER_BYTES:
+                warnings.append(LoadWarning(f"archive member skipped: it declares {info.file_size:,} uncompressed "
+                                            f"bytes; at most {MAX_MEMBER_BYTES:,} are read per member (a limit "
+                                            "against zip bombs)", field=info.filename))
+                continue
             if info.file_size > budget:
                 raise LoadError(doc.path, f"archive too large: its samples hold more than {MAX_ARCHIVE_BYTES:,} "
                                 "uncompressed bytes (a limit against zip bombs)", field=info.filename)
             budget -= info.file_size
             try:
-                with archive.open(info) as member:
+                with archive.open(info) as member:  # never yields more than the size its header declares
                     data = member.read(info.file_size + 1)
                 if len(data) > info.file_size:
                     raise LoadError(doc.path, "archive member larger than its header states", field=info.filename)
-                value = json.loads(data.decode("utf-8"))
+                text = data.decode("utf-8")
+                del data  # one copy of the member at a time
+                value = json.loads(text)
+                del text
             # RuntimeError: also unsupported compression; zlib.error: a damaged deflate stream; ValueError: a damaged
             # header (a negative seek) and undecodable text or JSON
             except (zipfile.BadZipFile, OSError, EOFError, ValueError, zlib.error, RecursionError, RuntimeError) as exc:
@@ -397,12 +409,11 @@ register_format(
         extensions=(".json", ".eval"),
         description="Inspect AI eval logs (.eval archives and .json EvalLogs): one conversation per sample and "
         "epoch, usage from model events, compaction events and summaries.",
-        reads="EvalLog .json files, .eval archives (member by member, the total uncompressed size capped) and "
-        "single samples: one conversation per sample and epoch from its messages (or its last model event when it "
-        "has none), attachment:// references resolved, usage from the model events (cache reads and writes split "
-        "out), tool schemas from the last model event, and compaction events with their summaries.",
-        leaves_out="Scores, sample metadata and every event other than model and compaction events (tool, state, "
-        "store, sandbox, subtask…) are not read; content parts of unknown types are kept as JSON text with a "
-        "warning.",
+        reads="Every sample and epoch as one conversation: its messages (or the last model event's input and output "
+        "when it has none), tool calls and results with their errors, attachment:// references resolved, usage per "
+        "LLM call and the tool schemas from the model events, and compaction events with their summaries.",
+        leaves_out="Scores, sample metadata and the other events (tool, sandbox, state, score…), which do not change "
+        "what the model was sent; in .eval archives, a member over 64 MB is skipped and an archive over 256 MB "
+        "uncompressed refused (limits against zip bombs).",
     )
 )

@@ -21,14 +21,23 @@ The host's own persistence applies to the result: what a child cleared stays cle
 the child is a per-call projection in its own framework (Anthropic context editing, SWE-agent masking). State a
 child would keep between calls of its own (a summarizer failure streak, the uuid sequence of offload keys) starts
 fresh at every host call, because the child only ever sees the host's current messages.
+
+Compositions are capped, because every host call sets up and runs each nested child afresh (the cost multiplies
+with every level): a composite holds at most :data:`MAX_CHILDREN` children, and strategies nest at most
+:data:`MAX_DEPTH` levels deep, the outermost included (a pipeline holding a pipeline that holds a pruning strategy is
+three); going past either is a ``ValueError`` naming the cap.
+A nested child's run also checks the replay's work budget (:func:`compaction.budget.checkpoint`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .. import budget
 from ..conversation import Message
 from ..history import Entry
 from .base import RunContext, Runner, StrategyInfo, get_strategy, registry
@@ -36,6 +45,28 @@ from .history_runner import plural
 
 #: ``Entry.info`` key marking the host message a fed entry stands for (its position in the fed list)
 FED_POSITION = "nested_position"
+#: the most children one composite strategy (pipeline, token-budget composition) may hold
+MAX_CHILDREN = 8
+#: the most levels of strategies inside composites, the outermost host included (it is level 1)
+MAX_DEPTH = 3
+
+#: composites enclosing the nested child being set up or run in this thread (the outermost host not counted)
+_LEVEL: ContextVar[int] = ContextVar("compaction_nesting_level", default=0)
+
+
+@contextmanager
+def _one_level_down() -> Iterator[None]:
+    token = _LEVEL.set(_LEVEL.get() + 1)
+    try:
+        yield
+    finally:
+        _LEVEL.reset(token)
+
+
+def check_children(count: int, host: str) -> None:
+    """A ``ValueError`` when a composite lists more than :data:`MAX_CHILDREN` children."""
+    if count > MAX_CHILDREN:
+        raise ValueError(f"{host}: {count} child strategies; a composite holds at most {MAX_CHILDREN}")
 
 
 @dataclass
@@ -65,7 +96,8 @@ class NestedStrategy:
         self.params = dict(params)
         self.ctx = ctx
         # built once up front so a bad setting fails when the host is set up, not at the first model call
-        self._lines = dict(info.make_runner(self.params, ctx).lines())
+        with _one_level_down():
+            self._lines = dict(info.make_runner(self.params, ctx).lines())
 
     @property
     def name(self) -> str:
@@ -85,9 +117,11 @@ class NestedStrategy:
 
     def run(self, items: Sequence[Entry]) -> NestedResult:
         """Let the child act on ``items`` (the host's included messages, in order) and diff what it made of them."""
+        budget.checkpoint()
         fed = [replace(e, info={**e.info, FED_POSITION: k}) for k, e in enumerate(items)]
-        runner = self._runner_over(fed)
-        outcome = runner.before_call()
+        with _one_level_down():
+            runner = self._runner_over(fed)
+            outcome = runner.before_call()
         result = NestedResult(outcome.triggered, outcome.note, list(outcome.model_calls))
         if not outcome.compacted:
             return result
@@ -111,9 +145,13 @@ class NestedStrategy:
 
 
 def inserted_entry(entry: Entry, child: str, message: Message) -> Entry:
-    """The child's inserted entry as the host stores it (host-specific ``message``, the child named in ``info``)."""
+    """The child's inserted entry as the host stores it (host-specific ``message``, the child named in ``info``),
+    covering the originals it represents directly. Its own covers point at the copies the child was fed (and at
+    entries of the child's own, gone after this call), so keeping them would grow, call after call, a graph of
+    summaries of copies of summaries whose paths the timeline counts one by one: two nested summarizers made that
+    graph double every few calls (minutes for one replay of a bundled sample)."""
     info = {k: v for k, v in entry.info.items() if k != FED_POSITION}
-    return replace(entry, message=message, info={**info, "nested_in": child})
+    return replace(entry, message=message, covers=entry.represents, info={**info, "nested_in": child})
 
 
 def describe(result: NestedResult) -> str:
@@ -155,6 +193,10 @@ def make_nested(name: str, args: Mapping[str, str], inherited: Mapping[str, Any]
     """Set up registered strategy ``name`` as a nested child: its parameters are checked against its own
     registration (``inherited`` host values fill the ones it has and ``args`` does not set); errors start with
     ``label`` (e.g. ``pipeline child 2 (haystack.tool_result_pruning)``)."""
+    level = _LEVEL.get() + 2
+    if level > MAX_DEPTH:
+        raise ValueError(f"{label}: strategies nest at most {MAX_DEPTH} levels deep, the outermost included; this "
+                         f"child would be level {level}")
     try:
         info = get_strategy(name)
         own = {p.name for p in info.params}

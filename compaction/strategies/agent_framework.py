@@ -18,7 +18,16 @@ from ..conversation import Message
 from ..history import Entry, inserted
 from ..policy import Trigger, inverse, parse_trigger, tokens_below, tokens_exceed
 from ..tokens import Counter
-from ._nesting import NestedResult, NestedStrategy, check_child_name, describe, inserted_entry, make_nested, native_name
+from ._nesting import (
+    NestedResult,
+    NestedStrategy,
+    check_child_name,
+    check_children,
+    describe,
+    inserted_entry,
+    make_nested,
+    native_name,
+)
 from .base import SUMMARIZER_PARAMS, CallOutcome, ChangeMark, Param, RunContext, Runner, StrategyInfo, register
 
 DOCS = "https://learn.microsoft.com/dotnet/api/microsoft.agents.ai.compaction"
@@ -955,6 +964,7 @@ def parse_pipeline(text: str, allowed: Sequence[str] | Mapping[str, Any] = PIPEL
         children.append((name, args))
     if not children:
         raise ValueError("pipeline: expected at least one child strategy, e.g. 'tool_result_compaction; truncation'")
+    check_children(len(children), "pipeline")
     return children
 
 

@@ -9,6 +9,8 @@ objects), measures it the way its framework does, and decides before each LLM ca
 
 from __future__ import annotations
 
+import math
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,16 +49,41 @@ class Param:
         return out
 
     def coerce(self, value: Any) -> Any:
-        """Convert a CLI/URL string (or JSON value) to this parameter's type; ``ValueError`` names the param."""
+        """Convert a CLI/URL string (or JSON value) to this parameter's type; ``ValueError`` names the param.
+
+        Numbers must be finite and within ``minimum``/``maximum`` (when the parameter has them)."""
+        return self._in_range(self._typed(value))
+
+    def clamp(self, value: Any) -> tuple[Any, str | None]:
+        """Like :meth:`coerce`, but a finite number outside the range is moved to the nearest bound: the value and a
+        notice naming the parameter and the value asked for (None when nothing was moved)."""
+        typed = self._typed(value)
+        try:
+            return self._in_range(typed), None
+        except ValueError:
+            bound = self.minimum if self.minimum is not None and typed < self.minimum else self.maximum
+            bounded = int(bound) if self.type == "int" else float(bound)
+            side = "minimum" if bound == self.minimum else "maximum"
+            return bounded, f"parameter {self.name!r}: {_shown(typed)} is outside its range; using its {side} {bounded}"
+
+    def _typed(self, value: Any) -> Any:
         if self.callable_ok and callable(value):
             return value
         try:
             if self.type == "int":
                 if isinstance(value, bool):
                     raise ValueError
-                return int(value) if not isinstance(value, str) else int(float(value)) if "." in value else int(value)
+                number = float(value) if isinstance(value, str) and not _is_digits(value) else value
+                if isinstance(number, float) and not math.isfinite(number):
+                    raise ValueError
+                return int(number)
             if self.type == "float":
-                return float(value)
+                if isinstance(value, bool):
+                    raise ValueError
+                number = float(value)
+                if not math.isfinite(number):
+                    raise ValueError
+                return number
             if self.type == "bool":
                 if isinstance(value, bool):
                     return value
@@ -75,9 +102,37 @@ class Param:
                     raise ValueError
                 return str(value)
             return str(value)
-        except (TypeError, ValueError):
-            expected = f"one of {', '.join(self.choices)}" if self.choices else f"a {self.type}"
-            raise ValueError(f"parameter {self.name!r}: expected {expected}, got {value!r}") from None
+        except (TypeError, ValueError, OverflowError):
+            expected = f"one of {', '.join(self.choices)}" if self.choices else \
+                f"a finite {'whole number' if self.type == 'int' else 'number'}" if self.type in ("int", "float") \
+                else f"a {self.type}"
+            raise ValueError(f"parameter {self.name!r}: expected {expected}, got {_shown(value)}") from None
+
+    def _in_range(self, value: Any) -> Any:
+        if self.type not in ("int", "float") or callable(value):
+            return value
+        low, high = self.minimum, self.maximum
+        if (low is not None and value < low) or (high is not None and value > high):
+            bounds = f"from {_shown(low)} to {_shown(high)}" if low is not None and high is not None else \
+                f"at least {_shown(low)}" if low is not None else f"at most {_shown(high)}"
+            raise ValueError(f"parameter {self.name!r}: expected a value {bounds}, got {_shown(value)}")
+        return value
+
+
+def _is_digits(text: str) -> bool:
+    """Whether ``text`` is an integer literal (``int()`` reads it exactly; ``float()`` would round it)."""
+    body = text.strip().replace("_", "")
+    return body.lstrip("+-").isdigit()
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    """``value`` for a message: whole numbers with thousands separators, anything else as ``repr``, cut to ``limit``
+    characters (a 5,000-digit number from a link stays readable)."""
+    try:
+        text = f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else repr(value)
+    except ValueError:  # an int past the interpreter's digit limit for str()
+        return f"a number of more than {sys.get_int_max_str_digits():,} digits"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 SUMMARIZER_PARAMS = (
@@ -231,8 +286,12 @@ class StrategyInfo:
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
 
-    def resolve_params(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Defaults updated with ``overrides`` coerced to each param's type; unknown names are an error."""
+    def resolve_params(self, overrides: Mapping[str, Any] | None = None, clamped: list[str] | None = None
+                       ) -> dict[str, Any]:
+        """Defaults updated with ``overrides`` coerced to each param's type; unknown names are an error, and so is a
+        number outside its parameter's range — unless a ``clamped`` list is given: then such a number is moved to
+        the nearest bound and a notice naming the parameter and the value is appended to it (what the app does with
+        a value from a link or an imported file)."""
         known = {p.name: p for p in self.params}
         values = self.defaults()
         for key, value in (overrides or {}).items():
@@ -240,7 +299,12 @@ class StrategyInfo:
                 raise ValueError(
                     f"strategy {self.name!r} has no parameter {key!r}; its parameters are: {', '.join(known) or 'none'}"
                 )
-            values[key] = known[key].coerce(value)
+            if clamped is None:
+                values[key] = known[key].coerce(value)
+            else:
+                values[key], notice = known[key].clamp(value)
+                if notice:
+                    clamped.append(notice)
         return values
 
     def to_json(self) -> dict[str, Any]:

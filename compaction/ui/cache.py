@@ -30,10 +30,12 @@ from compaction import anatomy, charts, explain, views
 from compaction.analysis.calibration import Calibration, calibrate
 from compaction.analysis.costs import CostComparison, PriceModel, compare_costs
 from compaction.analysis.information import InformationLoss, information_loss
+from compaction.budget import ReplayBudgetExceeded, WorkBudget
 from compaction.conversation import Conversation
 from compaction.explain import SetupWarning
 from compaction.replay import Replay
 from compaction.setups import Setup
+from compaction.summarizers import WithheldRequest, live_calls
 from compaction.tokens import CounterChoice
 from compaction.views import Run
 
@@ -81,6 +83,8 @@ class ReplayKey:
     compact_at: float
     compact_to: float
     counter: str
+    #: whether a live summarizer may really be called (else its requests are withheld: see compaction.summarizers)
+    live: bool = False
 
     def setup(self, label: str = "") -> Setup:
         """The library's :class:`~compaction.setups.Setup` for this key (what the CLI and sweeps run too)."""
@@ -88,10 +92,29 @@ class ReplayKey:
                      self.counter, label)
 
 
+@dataclass(frozen=True)
+class Replayed:
+    """One replay the app ran: the replay, or None when its work budget stopped it (``stopped`` says where and why),
+    and the live-summarizer requests it did not send."""
+
+    replay: Replay | None
+    withheld: tuple[WithheldRequest, ...] = ()
+    stopped: str | None = None
+
+
 @st.cache_resource(max_entries=48, show_spinner=False)
-def run_replay(key: ReplayKey, _conversation: Conversation) -> Replay:
-    """Replay ``_conversation`` under the setup ``key`` describes. Raises ``ValueError`` for invalid settings."""
-    return key.setup().run(_conversation)
+def run_replay(key: ReplayKey, _conversation: Conversation, _budget: WorkBudget | None = None) -> Replayed:
+    """Replay ``_conversation`` under the setup ``key`` describes, within ``_budget``. Raises ``ValueError`` for
+    invalid settings. A replay that spends a budget it had to itself is kept as stopped (it would stop again); one
+    stopped because the replays before it spent the page's budget raises, so it runs again on the next page run."""
+    with live_calls(key.live) as withheld:
+        try:
+            replay = key.setup().run(_conversation, budget=_budget)
+        except ReplayBudgetExceeded as exc:
+            if not exc.alone:
+                raise
+            return Replayed(None, tuple(withheld), str(exc))
+    return Replayed(replay, tuple(withheld))
 
 
 def arrow_bytes(frame: pd.DataFrame) -> bytes:

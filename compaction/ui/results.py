@@ -8,8 +8,10 @@ from dataclasses import dataclass
 import streamlit as st
 
 from compaction import explain, views
+from compaction.budget import WorkBudget
 from compaction.conversation import Conversation
 from compaction.replay import Replay
+from compaction.summarizers import WithheldRequest, live_enabled
 
 from . import cache
 from .guard import log, one_line
@@ -23,20 +25,35 @@ REPLAY_ASSUMPTION = (
 )
 
 
+#: CPU-seconds one replay started from the app may spend, and all the replays of one page run together: enough for
+#: every strategy on the 1,000-call benchmark log and on every real log, few enough that a crafted link or
+#: imported file cannot keep the server busy (the CLI and the Python API replay without a budget)
+REPLAY_CPU_SECONDS = 8.0
+PAGE_CPU_SECONDS = 8.0
+BUDGET_PURPOSE = ("a limit of this app, so that no link or imported setup can keep the server busy; the command line "
+                  "and the Python API replay without one")
+
+
 @dataclass(frozen=True)
 class SetupResult:
     """A setup and its replay, or the readable reason it could not be replayed (``error`` stays empty when the
-    reason is the shared threshold policy, which is reported once)."""
+    reason is the shared threshold policy, which is reported once); ``withheld``: the live-summarizer requests the
+    replay did not send."""
 
     setup: SetupSpec
     replay: Replay | None = None
     error: str | None = None
     key: cache.ReplayKey | None = None
+    withheld: tuple[WithheldRequest, ...] = ()
 
 
 def run_setups(conversation: Conversation, source_key: str, setups: Sequence[SetupSpec]) -> list[SetupResult]:
-    """Replay every setup with its policy and counter (cached); invalid settings become a per-setup error, never an
-    exception (an invalid shared policy is reported once, above the results)."""
+    """Replay every setup with its policy and counter (cached) within the page's work budget; invalid settings and
+    a spent budget become a per-setup error, never an exception (an invalid shared policy is reported once, above
+    the results). A live summarizer is called only when the operator enabled it and the setup did not arrive by
+    link or import unconfirmed."""
+    page = WorkBudget(PAGE_CPU_SECONDS, BUDGET_PURPOSE)
+    live = live_enabled()
     results = []
     for setup in setups:
         policy = setup.policy
@@ -45,13 +62,18 @@ def run_setups(conversation: Conversation, source_key: str, setups: Sequence[Set
             results.append(SetupResult(setup, error=error))
             continue
         key = cache.ReplayKey(source_key, setup.strategy, setup.params, policy.context_window, policy.compact_at,
-                              policy.compact_to, setup.counter)
+                              policy.compact_to, setup.counter, live and setup.live_confirmed)
         try:
-            results.append(SetupResult(setup, cache.run_replay(key, conversation), key=key))
+            done = cache.run_replay(key, conversation, page.share(REPLAY_CPU_SECONDS))
         except Exception as exc:  # noqa: BLE001 - one failing setup must not hide the others
             if not isinstance(exc, ValueError):
                 log.exception("replaying setup %s failed", setup.label)
             results.append(SetupResult(setup, error=one_line(exc)))
+            continue
+        if done.replay is None:
+            results.append(SetupResult(setup, error=done.stopped, withheld=done.withheld))
+        else:
+            results.append(SetupResult(setup, done.replay, key=key, withheld=done.withheld))
     return results
 
 

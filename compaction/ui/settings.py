@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -100,6 +101,24 @@ def _clamp(value: float, bounds: tuple[float, float]) -> float:
     return min(max(value, bounds[0]), bounds[1])
 
 
+def _into_range(value: float, bounds: tuple[float, float], name: str, notices: list[str]) -> float:
+    """``value`` moved into a widget's ``bounds`` (a widget must never receive a value outside its range), with a
+    notice naming the setting and the value when it had to move. ``ValueError`` for a value that is not a finite
+    number (nothing sensible to move)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{name}: expected a finite number, got {value!r}")
+    moved = _clamp(value, bounds)
+    if moved != value:
+        notices.append(f"{name} {_number(value)} is outside the app's range ({_number(bounds[0])} to "
+                       f"{_number(bounds[1])}); using {_number(moved)}")
+    return moved
+
+
+def _number(value: float) -> str:
+    """``10,000,000`` for large whole numbers, ``0.05`` for fractions."""
+    return f"{int(value):,}" if float(value).is_integer() and abs(value) >= 1000 else f"{value:g}"
+
+
 def counter_spec(kind: str, chars: float | None) -> str:
     """The counter spec of the counter widgets' values (``approx:custom`` with 3.3 → ``approx:3.3``)."""
     return f"approx:{float(chars if chars is not None else DEFAULT_CHARS_PER_TOKEN):g}" if kind == "approx:custom" \
@@ -117,19 +136,40 @@ def shared_values() -> SharedValues:
     )
 
 
-def seed_policy(keys: PolicyKeys, context_window: int, compact_at: float, compact_to: float) -> None:
-    """Write policy values into widget keys before the widgets are drawn (clamped to the widgets' ranges)."""
+def policy_in_range(context_window: float, compact_at: float, compact_to: float
+                    ) -> tuple[tuple[int, float, float], list[str]]:
+    """Policy values as the widgets can hold them (moved into their ranges), and a notice per value that moved;
+    ``ValueError`` for a value that is not a finite number."""
+    notices: list[str] = []
+    values = (int(_into_range(context_window, WINDOW_RANGE, "context_window", notices)),
+              float(_into_range(compact_at, AT_RANGE, "compact_at", notices)),
+              float(_into_range(compact_to, TO_RANGE, "compact_to", notices)))
+    return values, notices
+
+
+def chars_in_range(chars: float | None) -> tuple[float | None, list[str]]:
+    """Chars per token as its widget can hold it, and a notice when it moved."""
+    notices: list[str] = []
+    return (None if chars is None else float(_into_range(chars, CHARS_RANGE, "chars per token", notices))), notices
+
+
+def seed_policy(keys: PolicyKeys, context_window: float, compact_at: float, compact_to: float) -> list[str]:
+    """Write policy values into widget keys before the widgets are drawn, moved into the widgets' ranges: returns a
+    notice for each value that had to move (``ValueError`` for one that is not a finite number)."""
+    values, notices = policy_in_range(context_window, compact_at, compact_to)
     state = st.session_state
-    state[keys.window] = int(_clamp(int(context_window), WINDOW_RANGE))
-    state[keys.compact_at] = float(_clamp(float(compact_at), AT_RANGE))
-    state[keys.compact_to] = float(_clamp(float(compact_to), TO_RANGE))
+    state[keys.window], state[keys.compact_at], state[keys.compact_to] = values
+    return notices
 
 
-def seed_counter(keys: CounterKeys, kind: str, chars: float | None) -> None:
-    """Write counter values into widget keys before the widgets are drawn."""
+def seed_counter(keys: CounterKeys, kind: str, chars: float | None) -> list[str]:
+    """Write counter values into widget keys before the widgets are drawn (chars per token moved into its widget's
+    range): returns a notice when it had to move."""
+    chars, notices = chars_in_range(chars)
     st.session_state[keys.kind] = kind
     if chars is not None:
-        st.session_state[keys.chars] = float(_clamp(chars, CHARS_RANGE))
+        st.session_state[keys.chars] = chars
+    return notices
 
 
 COUNTER_HELP = (

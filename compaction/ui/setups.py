@@ -43,6 +43,8 @@ class SetupSpec:
     counter: str
     id: str = ""
     own_policy: bool = False
+    #: False while the setup came with a link or an imported file and its live summarizer is not confirmed
+    live_confirmed: bool = True
 
     @property
     def info(self) -> StrategyInfo:
@@ -137,7 +139,9 @@ def choose_setup(slot: state.Slot, strategies: dict[str, StrategyInfo], shared_p
     right.button("Remove", key=f"setup.{slot.id}.remove", on_click=state.remove_setup, args=(slot.id,),
                  icon=":material/delete:", width="stretch", disabled=not removable,
                  help="Remove this setup (the explorer keeps at least one).")
-    return SetupSpec(label, name, tuple(sorted(values.items())), slot.color, policy, counter, slot.id, own_policy)
+    confirmed = not st.session_state.get(state.unconfirmed_key(slot.id), False)
+    return SetupSpec(label, name, tuple(sorted(values.items())), slot.color, policy, counter, slot.id, own_policy,
+                     confirmed)
 
 
 def _policy_and_counter(slot_id: str, info: StrategyInfo, shared_policy: settings.Policy, shared_counter: str

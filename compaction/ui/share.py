@@ -12,34 +12,44 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from compaction.export import export_setup
-from compaction.setups import setups_from_json, setups_to_json
+from compaction.setups import read_setups_json, setups_to_json
 
 from . import cache, state
-from .guard import one_line
-from .text import escape_markdown
+from .guard import log, one_line
+from .text import escape_markdown, listed
 
 IMPORT_FILE_KEY = "share.import_file"
 IMPORT_BUTTON_KEY = "share.import"
 IMPORT_ERROR_KEY = "share.import_error"
 IMPORT_DONE_KEY = "share.import_done"
+IMPORT_NOTICES_KEY = "share.import_notices"
 EXPORT_WIDTH = 1000
 
 
 def _import_setups() -> None:
-    """Callback: replace the explorer's setups with the uploaded JSON file's (or say readably why not)."""
+    """Callback: replace the explorer's setups with the uploaded JSON file's, leniently: a setup that cannot be read
+    costs only itself, values outside the widgets' ranges are moved into them; each problem and notice is kept for
+    the panel to show (the file's setups make no live summarizer call until confirmed)."""
     upload = st.session_state.get(IMPORT_FILE_KEY)
-    st.session_state.pop(IMPORT_DONE_KEY, None)
+    for key in (IMPORT_DONE_KEY, IMPORT_ERROR_KEY, IMPORT_NOTICES_KEY):
+        st.session_state.pop(key, None)
     if upload is None:
-        st.session_state[IMPORT_ERROR_KEY] = "choose a JSON file of setups first"
+        st.session_state[IMPORT_ERROR_KEY] = ["choose a JSON file of setups first"]
         return
     try:
-        imported = setups_from_json(upload.getvalue())
-        state.replace_setups(imported)
-    except ValueError as exc:
-        st.session_state[IMPORT_ERROR_KEY] = f"{upload.name}: {one_line(exc)}"
+        read = read_setups_json(upload.getvalue())
+        notices = [*read.clamped, *(state.replace_setups(read.setups, untrusted=True) if read.setups else ())]
+    except Exception as exc:  # noqa: BLE001 - an imported file must never break the page; a bug here is logged
+        if not isinstance(exc, ValueError):
+            log.exception("importing setups failed")
+        st.session_state[IMPORT_ERROR_KEY] = [f"{upload.name}: {one_line(exc)}"]
         return
-    st.session_state.pop(IMPORT_ERROR_KEY, None)
-    st.session_state[IMPORT_DONE_KEY] = len(imported)
+    if read.problems:
+        st.session_state[IMPORT_ERROR_KEY] = [f"{upload.name}: {problem}" for problem in read.problems]
+    if notices:
+        st.session_state[IMPORT_NOTICES_KEY] = notices
+    if read.setups:
+        st.session_state[IMPORT_DONE_KEY] = len(read.setups)
 
 
 def image_of(chart: cache.ChartSpec, fmt: str) -> Callable[[], bytes | str]:
@@ -87,10 +97,14 @@ def _link_and_setups(results: Sequence, from_upload: bool) -> None:
                      help="A file downloaded above (or {\"setups\": [...]}); it replaces the current setups.")
     st.button("Load the setups from the file", key=IMPORT_BUTTON_KEY, on_click=_import_setups,
               icon=":material/upload:")
-    error = st.session_state.get(IMPORT_ERROR_KEY)
-    if error:
-        st.error(f"**Could not import the setups** — {escape_markdown(error)}", icon=":material/error:")
     done = st.session_state.get(IMPORT_DONE_KEY)
+    errors = st.session_state.get(IMPORT_ERROR_KEY)
+    if errors:
+        title = "Some setups could not be imported" if done else "Could not import the setups"
+        st.error(f"**{title}** — " + listed(errors), icon=":material/error:")
+    notices = st.session_state.get(IMPORT_NOTICES_KEY)
+    if notices:
+        st.info("**Some imported values were moved into range** — " + listed(notices), icon=":material/tune:")
     if done:
         st.success(f"Loaded {done} setup{'s' if done != 1 else ''}.", icon=":material/check:")
 

@@ -12,6 +12,7 @@ import streamlit as st
 import compaction
 from compaction.conversation import Conversation
 from compaction.discover import FoundSession, format_of, matching_conversations
+from compaction.formats.base import compressed_suffixes
 
 from . import cache, local_sessions
 from .text import escape_markdown
@@ -62,7 +63,7 @@ def bundled_samples(folder: Path) -> list[Path]:
 
 def upload_types() -> list[str]:
     """File extensions the uploader accepts: every registered format's, plus JSON and JSONL."""
-    extensions = {".json", ".jsonl"}
+    extensions = {".json", ".jsonl", *compressed_suffixes()}  # compressed logs are recognised by their bytes
     for info in compaction.formats().values():
         extensions.update(info.extensions)
     return sorted(ext.lstrip(".") for ext in extensions)

@@ -32,7 +32,7 @@ DEFAULT_SETUPS: tuple[tuple[str, str], ...] = (
 NEW_SETUP_STRATEGY = "haystack.tool_result_pruning"
 MAX_LABEL = 40
 #: keys of a setup's buttons (a button's state cannot be written, so duplicating skips them)
-BUTTON_SUFFIXES = (".duplicate", ".remove")
+BUTTON_SUFFIXES = (".duplicate", ".remove", ".confirm_live")
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,16 @@ def own_policy_key(slot_id: str) -> str:
 
 def own_counter_key(slot_id: str) -> str:
     return f"setup.{slot_id}.own_counter"
+
+
+def unconfirmed_key(slot_id: str) -> str:
+    """True while a setup that came with a link or an imported file may not call a live summarizer (until the person
+    on the page confirms; see :mod:`.live`)."""
+    return f"setup.{slot_id}.unconfirmed_live"
+
+
+def confirm_button_key(slot_id: str) -> str:
+    return f"setup.{slot_id}.confirm_live"
 
 
 def policy_keys(slot_id: str) -> settings.PolicyKeys:
@@ -114,10 +124,14 @@ def next_color(taken: Sequence[str]) -> str:
     return free[0] if free else SETUP_COLORS[len(taken) % len(SETUP_COLORS)]
 
 
-def _append(setup: Setup) -> Slot:
+def _append(setup: Setup, notices: list[str] | None = None, untrusted: bool = False, where: str = "") -> Slot:
     current: list[Slot] = st.session_state[SLOTS_KEY]
     slot = Slot(next_id([s.id for s in current]), next_color([s.color for s in current]))
-    _seed(slot.id, setup)
+    found = _seed(slot.id, setup, where)
+    if notices is not None:
+        notices.extend(found)
+    if untrusted:
+        st.session_state[unconfirmed_key(slot.id)] = True
     st.session_state[SLOTS_KEY] = [*current, slot]
     return slot
 
@@ -158,6 +172,11 @@ def duplicate_setup(slot_id: str) -> None:
     set_focus(copy.id)
 
 
+def confirm_live(slot_id: str) -> None:
+    """The person on the page confirmed that this setup may call its live summarizer."""
+    st.session_state.pop(unconfirmed_key(slot_id), None)
+
+
 def remove_setup(slot_id: str) -> None:
     """Remove a setup (the last one stays: the explorer always has at least one)."""
     current = slots()
@@ -168,21 +187,35 @@ def remove_setup(slot_id: str) -> None:
         set_focus(st.session_state[SLOTS_KEY][0].id)
 
 
-def replace_setups(setups: Sequence[Setup], focus_position: int = 0) -> None:
-    """Make ``setups`` the explorer's setups; the first one's policy and counter become the shared ones."""
-    if not setups:
-        raise ValueError("expected at least one setup")
-    for setup in setups:
-        counter_widget_values(setup.counter)  # a counter the app does not offer fails before anything changes
-    first = setups[0]
-    settings.seed_policy(settings.SHARED_POLICY_KEYS, first.context_window, first.compact_at, first.compact_to)
-    settings.seed_counter(settings.SHARED_COUNTER_KEYS, *counter_widget_values(first.counter))
+def replace_setups(setups: Sequence[Setup], focus_position: int = 0, untrusted: bool = False) -> list[str]:
+    """Make ``setups`` the explorer's setups; the first one's policy and counter become the shared ones.
+
+    Returns notices: values moved into the widgets' ranges, and setups left out because the app does not offer
+    their counter (each costs only itself; ``ValueError`` when none is left, and then nothing changes).
+    ``untrusted``: they came with a link or an imported file, so none may call a live summarizer before the person
+    on the page confirms it."""
+    notices: list[str] = []
+    usable: list[tuple[int, Setup]] = []
+    for position, setup in enumerate(setups, start=1):
+        try:
+            counter_widget_values(setup.counter)
+            usable.append((position, setup))
+        except ValueError as exc:
+            notices.append(f"setup {position} left out: {exc}")
+    if not usable:
+        raise ValueError("; ".join(notices) or "expected at least one setup")
+    first = usable[0][1]
     state = st.session_state
     for key in [k for k in state if isinstance(k, str) and k.startswith("setup.")]:
         del state[key]
+    notices += [f"shared policy: {n}" for n in settings.seed_policy(settings.SHARED_POLICY_KEYS, first.context_window,
+                                                                    first.compact_at, first.compact_to)]
+    notices += [f"shared counter: {n}" for n in settings.seed_counter(settings.SHARED_COUNTER_KEYS,
+                                                                      *counter_widget_values(first.counter))]
     state[SLOTS_KEY] = []
-    added = [_append(s) for s in setups]
+    added = [_append(s, notices, untrusted, f"setup {position}") for position, s in usable]
     set_focus(added[min(focus_position, len(added) - 1)].id)
+    return notices
 
 
 # ------------------------------------------------------------------------------------------------ values
@@ -225,8 +258,9 @@ def counter_widget_values(spec: str) -> tuple[str, float | None]:
     raise ValueError(f"counter {spec!r} is not one the app offers ({', '.join(settings.COUNTER_OPTIONS)})")
 
 
-def _seed(slot_id: str, setup: Setup) -> None:
-    """Write a setup's values into its widgets' keys (before they are drawn)."""
+def _seed(slot_id: str, setup: Setup, where: str = "") -> list[str]:
+    """Write a setup's values into its widgets' keys (before they are drawn); returns a notice for each value moved
+    into its widget's range (starting with ``where``, by default the setup's label)."""
     state = st.session_state
     info = compaction.get_strategy(setup.strategy)
     taken = [label_of(s.id) for s in state.get(SLOTS_KEY, [])]
@@ -237,10 +271,17 @@ def _seed(slot_id: str, setup: Setup) -> None:
         if name in params and not callable(value):
             state[widget_key(slot_id, setup.strategy, name)] = widget_value(params[name], value)
     shared = settings.shared_values()
-    policy = (setup.context_window, setup.compact_at, setup.compact_to)
+    notices: list[str] = []
+    where = where or f"setup {state[label_key(slot_id)]}"
+    policy, moved = settings.policy_in_range(setup.context_window, setup.compact_at, setup.compact_to)
     if policy != (shared.context_window, shared.compact_at, shared.compact_to):
         state[own_policy_key(slot_id)] = True
         settings.seed_policy(policy_keys(slot_id), *policy)
-    if setup.counter != shared.counter:
+        notices += [f"{where}: {n}" for n in moved]
+    kind, chars = counter_widget_values(setup.counter)
+    chars, moved = settings.chars_in_range(chars)
+    if settings.counter_spec(kind, chars) != shared.counter:
         state[own_counter_key(slot_id)] = True
-        settings.seed_counter(counter_keys(slot_id), *counter_widget_values(setup.counter))
+        settings.seed_counter(counter_keys(slot_id), kind, chars)
+        notices += [f"{where}: {n}" for n in moved]
+    return notices

@@ -8,6 +8,7 @@ with ``st.text`` / ``st.code`` only.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 #: Streamlit badge colour per fate (matches :data:`compaction.charts.FATE_COLORS`).
 FATE_BADGE_COLORS = {"kept": "gray", "pruned": "orange", "collapsed": "violet", "dropped": "red", "inserted": "green"}
@@ -24,6 +25,13 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$=])")
 def escape_markdown(text: str) -> str:
     """``text`` with every markdown-significant character backslash-escaped, on one line."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def listed(items: Sequence[str], limit: int = 400) -> str:
+    """Markdown for messages that may quote user input: one inline, several as a list; each on one line, cut to
+    ``limit`` characters, escaped."""
+    shown = [escape_markdown(item if len(item) <= limit else item[: limit - 1] + "…") for item in items]
+    return shown[0] if len(shown) == 1 else "\n" + "\n".join(f"- {item}" for item in shown)
 
 
 def fate_badge(fate: str) -> str:

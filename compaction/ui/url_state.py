@@ -2,7 +2,10 @@
 
 On the first run of a session the query parameters are read back (so a shared link, or a browser reload, shows the
 same view); afterwards every run writes the current view into them. Setups travel as one compact token
-(:func:`compaction.setups.encode_for_url`); a damaged link is reported once, readably, and the defaults are kept.
+(:func:`compaction.setups.encode_for_url`). A link comes from anyone, so reading it is bounded and lenient
+(:func:`compaction.setups.read_setups_link`): a damaged link, or a setup in it that cannot be read, is reported once,
+readably, and the rest is applied; values outside the widgets' ranges are moved into them with a notice naming the
+parameter and the value; the link's setups make no live summarizer call until the person on the page confirms.
 """
 
 from __future__ import annotations
@@ -12,15 +15,20 @@ from pathlib import Path
 
 import streamlit as st
 
-from compaction.setups import Setup, decode_from_url, encode_for_url
+from compaction.setups import Setup, encode_for_url, read_setups_link
 
 from . import source, state
+from .guard import log, one_line
+from .text import listed
 
 LOG_PARAM = "log"
 SETUPS_PARAM = "setups"
 STEP_PARAM = "step"
 RESTORED_KEY = "url.restored"
 ERROR_KEY = "url.error"
+NOTICE_KEY = "url.notice"
+#: the longest value of the step parameter read
+MAX_STEP_CHARS = 12
 
 
 def restore(samples: Sequence[Path]) -> None:
@@ -32,33 +40,56 @@ def restore(samples: Sequence[Path]) -> None:
     st.session_state[RESTORED_KEY] = True
     params = st.query_params
     problems: list[str] = []
+    notices: list[str] = []
     name = params.get(LOG_PARAM)
     if name:
         match = next((p for p in samples if p.name == name), None)
         if match is None:
-            problems.append(f"the linked log {name!r} is not a bundled sample here")
+            problems.append(f"the linked log {name[:100]!r} is not a bundled sample here")
         else:
             st.session_state[source.SAMPLE_KEY] = match
     token = params.get(SETUPS_PARAM)
     if token:
-        try:
-            state.replace_setups(decode_from_url(token))
-        except ValueError as exc:
-            problems.append(str(exc))
+        _restore_setups(token, problems, notices)
     step = params.get(STEP_PARAM)
     if step:
         try:
+            if len(step) > MAX_STEP_CHARS:
+                raise ValueError
             st.session_state[step_panel.STEP_KEY] = max(int(step), 0)
             st.session_state[step_panel.AUTO_KEY] = False
         except ValueError:
-            problems.append(f"the linked step {step!r} is not a number")
+            problems.append(f"the linked step {step[:40]!r} is not a number of LLM calls")
     if problems:
-        st.session_state[ERROR_KEY] = "; ".join(problems)
+        st.session_state[ERROR_KEY] = problems
+    if notices:
+        st.session_state[NOTICE_KEY] = notices
 
 
-def pop_error() -> str | None:
-    """Why the link could not be applied in full (once), or None."""
-    return st.session_state.pop(ERROR_KEY, None)
+def _restore_setups(token: str, problems: list[str], notices: list[str]) -> None:
+    """The link's setups into the explorer: what cannot be read goes to ``problems``, values moved into range to
+    ``notices``; when no setup is usable the defaults stay."""
+    try:
+        read = read_setups_link(token)
+        problems.extend(read.problems)
+        notices.extend(read.clamped)
+        if read.setups:
+            notices.extend(state.replace_setups(read.setups, untrusted=True))
+    except ValueError as exc:
+        problems.append(one_line(exc))
+    except Exception as exc:  # noqa: BLE001 - a link must never break the page; a bug here is logged and reported
+        log.exception("applying the link's setups failed")
+        problems.append(f"the link's setups could not be applied ({one_line(exc)})")
+
+
+def show_messages() -> None:
+    """Why the link could not be applied in full, and which of its values were moved into range (once each)."""
+    problems = st.session_state.pop(ERROR_KEY, None)
+    if problems:
+        st.warning("**The link could not be applied in full** — " + listed(problems), icon=":material/link_off:")
+    notices = st.session_state.pop(NOTICE_KEY, None)
+    if notices:
+        st.info("**Some values from the link were moved into range** — " + listed(notices), icon=":material/tune:")
 
 
 def _put(name: str, value: str | None) -> None:
