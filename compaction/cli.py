@@ -19,6 +19,7 @@ from .formats import LoadError, formats, load, load_all_conversations
 from .formats import write as write_format
 from .policy import validate_threshold
 from .replay import replay
+from .setups import Setup
 from .strategies import get_strategy, registry
 from .tokens import DEFAULT_COUNTER, counter_specs, resolve_counter
 
@@ -126,8 +127,9 @@ def cmd_replay(args: argparse.Namespace, out: TextIO) -> None:
     window = _window(args, conv, announce=args.json)  # the text output names it itself
     if info.policy == "threshold":
         validate_threshold(window, args.compact_at, args.compact_to)
-    rep = replay(conv, info, params, context_window=args.context_window, compact_at=args.compact_at,
-                 compact_to=args.compact_to, counter=choice.counter)
+    setup = Setup(info.name, params, context_window=args.context_window, compact_at=args.compact_at,
+                  compact_to=args.compact_to, counter=choice.counter.spec)
+    rep = replay(conv, setup)
     if args.context_at is not None and not 0 <= args.context_at < len(rep.steps):
         raise UsageError(f"--context-at {args.context_at}: this replay has {len(rep.steps)} LLM calls "
                          f"(0–{len(rep.steps) - 1})")
@@ -169,10 +171,10 @@ def _window(args: argparse.Namespace, conv: Conversation, announce: bool = True)
 
 
 def cmd_export(args: argparse.Namespace, out: TextIO) -> None:
-    from .export import export_setup
+    from .export import export
 
-    snippets = export_setup(args.strategy, _parse_sets(args.set), context_window=args.context_window,
-                            compact_at=args.compact_at, compact_to=args.compact_to, counter=args.counter)
+    snippets = export(Setup(args.strategy, _parse_sets(args.set), context_window=args.context_window,
+                            compact_at=args.compact_at, compact_to=args.compact_to, counter=args.counter))
     if args.json:
         _print_json([s.to_json() for s in snippets], out)
         return
@@ -224,8 +226,6 @@ def _number(text: str) -> Any:
 
 def _setups(args: argparse.Namespace):
     """Named setups from ``--setup LABEL=STRATEGY[:p=v,…]`` or the ``--strategy``/``--set`` shorthand."""
-    from .setups import Setup
-
     policy = {"context_window": args.context_window, "compact_at": args.compact_at, "compact_to": args.compact_to,
               "counter": args.counter}
     setups = []

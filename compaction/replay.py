@@ -15,16 +15,20 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import budget as work_budget
 from .conversation import Conversation, Message
 from .display import clip, counted, html_table, short_label
+from .errors import ConfigError
 from .history import Entry, Fate, fates_of, original
 from .models import resolve_context_window
 from .strategies import RunContext, StrategyInfo, get_strategy
 from .timeline import Change, Snapshot, Timeline, materialize
 from .tokens import Counter, make_counter
+
+if TYPE_CHECKING:
+    from .setups import Setup
 
 #: rebuilt snapshots, and fate maps, a replay keeps at hand (a UI moving step by step revisits the same few; a walk
 #: over the whole replay follows its changes instead)
@@ -400,7 +404,7 @@ def original_entries(conversation: Conversation) -> tuple[Entry, ...]:
 
 def replay(
     conversation: Conversation,
-    strategy: str | StrategyInfo,
+    strategy: str | StrategyInfo | Setup,
     params: Mapping[str, Any] | None = None,
     *,
     context_window: int | None = None,
@@ -411,7 +415,11 @@ def replay(
     reference: bool = False,
     budget: work_budget.WorkBudget | None = None,
 ) -> Replay:
-    """Replay ``conversation`` under ``strategy`` and return the steps, fates and contexts.
+    """Replay ``conversation`` under a setup and return the steps, fates and contexts.
+
+    ``replay(conv, setup)`` takes a :class:`~compaction.setups.Setup`; the keyword form (``replay(conv,
+    "haystack.tool_result_pruning", params, context_window=…, compact_at=…, compact_to=…, counter=…)``) is the same
+    thing spelled out.
 
     ``context_window=None`` takes the window from the log (its stated window, else its model's from the model
     table, else the table's default: :func:`compaction.models.resolve_context_window`); the replay's
@@ -426,6 +434,14 @@ def replay(
     (:class:`~compaction.budget.WorkBudget`) is checked once per LLM call: a replay that spends it stops with
     :class:`~compaction.budget.ReplayBudgetExceeded`.
     """
+    from .setups import Setup  # the setup module builds on this one
+
+    if isinstance(strategy, Setup):
+        if params is not None:
+            raise ConfigError("replay(conversation, setup) takes its parameters from the setup, not from params=")
+        setup = strategy
+        strategy, params, counter = setup.strategy, setup.params, setup.counter
+        context_window, compact_at, compact_to = setup.context_window, setup.compact_at, setup.compact_to
     window_source = "explicit"
     if context_window is None:
         resolved = resolve_context_window(conversation)

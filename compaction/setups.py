@@ -25,13 +25,13 @@ import json
 import math
 import numbers
 import zlib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .conversation import Conversation
 from .replay import Replay, replay
-from .strategies import get_strategy
+from .strategies import StrategyInfo, get_strategy
 from .tokens import check_counter_spec as counter_kind
 from .tokens import counter_specs
 
@@ -51,23 +51,81 @@ MAX_COUNTER_CHARS = 64
 MAX_LABEL_CHARS = 200
 
 
+def _frozen(value: Any) -> Any:
+    """``value`` as an immutable equivalent: lists and tuples as tuples, mappings as :class:`Params`."""
+    if isinstance(value, Params):
+        return value
+    if isinstance(value, Mapping):
+        return Params(value)
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+class Params(Mapping[str, Any]):
+    """A setup's parameter values: an immutable, hashable mapping (lists are kept as tuples)."""
+
+    __slots__ = ("_values", "_hash")
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        self._values: dict[str, Any] = {str(k): _frozen(v) for k, v in (values or {}).items()}
+        self._hash: int | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(frozenset(self._values.items()))
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self.items()) == dict(other.items())
+
+    def __repr__(self) -> str:
+        return f"Params({self._values!r})"
+
+
 @dataclass(frozen=True)
 class Setup:
-    """A strategy with its parameters, policy and counter, under a display ``label``."""
+    """One setup: a registered strategy with its parameters, the threshold policy and the counter it runs with.
+
+    Frozen and hashable (``params`` is stored as :class:`Params`), so the same value keys caches, travels in links
+    and imports (:meth:`to_json` / :meth:`from_json`), is swept and exported. ``context_window=None`` takes the
+    window from the log when it is replayed (:func:`compaction.models.resolve_context_window`). ``label`` is how
+    the app and tables name it."""
 
     strategy: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-    context_window: int = 200_000
+    params: Mapping[str, Any] = field(default_factory=Params)
+    _: KW_ONLY
+    context_window: int | None = None
     compact_at: float = 0.7
     compact_to: float = 0.4
     counter: str = "approx"
     label: str = ""
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.params, Params):
+            object.__setattr__(self, "params", Params(self.params))
+
     @property
     def name(self) -> str:
+        """How the setup is named: its label, else its strategy."""
         return self.label or self.strategy
 
+    @property
+    def info(self) -> StrategyInfo:
+        """The registered strategy (``ConfigError`` when the name is not one)."""
+        return get_strategy(self.strategy)
+
     def policy(self) -> dict[str, Any]:
+        """``context_window``, ``compact_at`` and ``compact_to``, as ``replay --json`` names them."""
         return {"context_window": self.context_window, "compact_at": self.compact_at, "compact_to": self.compact_to}
 
     def with_values(self, values: Mapping[str, Any]) -> Setup:
@@ -76,19 +134,24 @@ class Setup:
         params = {**self.params, **{k: v for k, v in values.items() if k not in POLICY_KEYS}}
         return replace(self, params=params, **policy)
 
+    def replace(self, **changes: Any) -> Setup:
+        """A copy with fields changed (``Setup.replace(label="B")``)."""
+        return replace(self, **changes)
+
     def resolved_params(self) -> dict[str, Any]:
         """Defaults plus this setup's overrides, coerced (``ValueError`` for unknown names or bad values)."""
-        return get_strategy(self.strategy).resolve_params(self.params)
+        return self.info.resolve_params(self.params)
 
-    def run(self, conv: Conversation, budget: WorkBudget | None = None) -> Replay:
+    def run(self, conv: Conversation, budget: WorkBudget | None = None, *, reference: bool = False) -> Replay:
         """Replay ``conv`` under this setup (within ``budget``, when given: see :mod:`compaction.budget`)."""
-        return replay(conv, self.strategy, self.params, counter=self.counter, budget=budget, **self.policy())
+        return replay(conv, self, budget=budget, reference=reference)
 
     def to_json(self) -> dict[str, Any]:
-        """Only parameters that differ from the strategy's defaults are written."""
-        defaults = get_strategy(self.strategy).defaults()
-        params = {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.params.items()
-                  if not callable(v) and defaults.get(k, object()) != v}
+        """Only parameters that differ from the strategy's defaults are written; a window taken from the log is
+        written as ``null``."""
+        defaults = self.info.defaults()
+        params = {k: _jsonable(v) for k, v in self.params.items()
+                  if not callable(v) and _frozen(defaults.get(k, object())) != v}
         out: dict[str, Any] = {"strategy": self.strategy, **self.policy(), "counter": self.counter}
         if params:
             out["params"] = params
@@ -113,7 +176,7 @@ class Setup:
                 raise ValueError("field 'params' must be an object")
             resolved = info.resolve_params(params, notices)
             kept = {k: resolved[k] for k in params}
-            window = _whole_number(data.get("context_window", 200_000), "context_window")
+            window = _window(data.get("context_window"))
             compact_at = _fraction(data.get("compact_at", 0.7), "compact_at")
             compact_to = _fraction(data.get("compact_to", 0.4), "compact_to")
             counter = check_counter_spec(data.get("counter", "approx"))
@@ -124,7 +187,22 @@ class Setup:
             raise ValueError(f"{where}: {exc}") from None
         if clamped is not None and notices:
             clamped.extend(f"{where}: {notice}" for notice in notices)
-        return cls(strategy, kept, window, compact_at, compact_to, counter, label[:MAX_LABEL_CHARS])
+        return cls(strategy, kept, context_window=window, compact_at=compact_at, compact_to=compact_to,
+                   counter=counter, label=label[:MAX_LABEL_CHARS])
+
+
+def _window(value: Any) -> int | None:
+    """``context_window`` as a setup holds it: a finite whole number, or None (null, absent) to take the log's."""
+    return None if value is None else _whole_number(value, "context_window")
+
+
+def _jsonable(value: Any) -> Any:
+    """A parameter value as JSON holds it (tuples as lists, :class:`Params` as objects)."""
+    if isinstance(value, Mapping):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    return value
 
 
 def _whole_number(value: Any, name: str) -> int:

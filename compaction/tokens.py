@@ -732,8 +732,8 @@ for _kind in (
     COUNTER_KINDS.register(_kind.name, _kind)
 
 
-#: the chars per token a counter spec may name (a real tokenizer lies well within: 1.5–6)
-CHARS_PER_TOKEN_RANGE = (0.1, 100.0)
+#: the chars per token a counter spec may name (real tokenizers lie around 1.5–6; beyond this range a count is noise)
+CHARS_PER_TOKEN_RANGE = (0.01, 10_000.0)
 #: what a counter kind's non-numeric argument may be (a tiktoken encoding name)
 _ARGUMENT_NAME = re.compile(r"[A-Za-z0-9_]{1,40}")
 

@@ -487,8 +487,8 @@ def _add_setup_script() -> None:
     from compaction.ui import state
 
     if st.button("load", key="load"):
-        state.add_setup(Setup("haystack.sliding_window", {"min_keep_steps": 4}, 30_000, 0.8, 0.3, "approx",
-                              "From elsewhere"))
+        state.add_setup(Setup("haystack.sliding_window", {"min_keep_steps": 4}, context_window=30_000,
+                              compact_at=0.8, compact_to=0.3, counter="approx", label="From elsewhere"))
         st.rerun()
     from compaction.ui.setups import choose_setups
 
@@ -565,8 +565,9 @@ def test_importing_setups_replaces_them_and_a_bad_file_is_a_readable_error(app: 
     errors = " ".join(texts(app.error))
     assert "Could not import the setups" in errors and "mine" in errors and "unknown strategy" in errors
     assert labels_shown(app) == ["A", "B"]
-    good = setups_to_json([Setup("haystack.sliding_window", {}, 20_000, label="Window"),
-                           Setup("haystack.tool_result_pruning", {"min_keep_steps": 2}, 20_000, label="Prune")])
+    good = setups_to_json([Setup("haystack.sliding_window", {}, context_window=20_000, label="Window"),
+                           Setup("haystack.tool_result_pruning", {"min_keep_steps": 2}, context_window=20_000,
+                                 label="Prune")])
     app.file_uploader(key=share.IMPORT_FILE_KEY).set_value(("good.json", good.encode(), "application/json")).run()
     app.button(key=share.IMPORT_BUTTON_KEY).click().run()
     assert_clean(app)
@@ -618,5 +619,5 @@ def test_metrics_table_has_information_loss_columns(app: AppTest):
 
 
 def test_url_token_round_trip_keeps_labels():
-    setups_list = [Setup("haystack.sliding_window", {"min_keep_steps": 3}, 50_000, label="X")]
+    setups_list = [Setup("haystack.sliding_window", {"min_keep_steps": 3}, context_window=50_000, label="X")]
     assert decode_from_url(encode_for_url(setups_list))[0].label == "X"

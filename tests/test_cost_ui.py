@@ -255,7 +255,7 @@ def _fleet_script(setups_json: str) -> None:
 
 
 def fleet_app() -> AppTest:
-    setups = [Setup(s.strategy, s.params, s.context_window, label=name) for name, s in FLEET_SETUPS]
+    setups = [Setup(s.strategy, s.params, context_window=s.context_window, label=name) for name, s in FLEET_SETUPS]
     return AppTest.from_function(_fleet_script, args=(setups_to_json(setups),), default_timeout=TIMEOUT).run()
 
 

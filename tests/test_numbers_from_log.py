@@ -63,13 +63,14 @@ def test_the_largest_claude_code_session_replays_with_its_models_window():
     assert (rep.context_window, rep.context_window_source) == (200_000, "model:claude-opus-4-6")
 
 
-def test_compare_takes_the_log_window_for_names_and_dicts_but_not_for_setups(codex):
+def test_compare_takes_the_log_window_unless_a_setup_names_one(codex):
     cmp = compaction.compare(codex, [PRUNING, {"strategy": "haystack.sliding_window", "label": "W"},
                                      {"strategy": PRUNING, "label": "mine", "context_window": 100_000},
-                                     compaction.Setup(PRUNING, label="setup")])
-    assert [r.context_window for r in cmp.replays] == [258_400, 258_400, 100_000, 200_000]
+                                     compaction.Setup(PRUNING, label="setup"),
+                                     compaction.Setup(PRUNING, label="fixed", context_window=200_000)])
+    assert [r.context_window for r in cmp.replays] == [258_400, 258_400, 100_000, 258_400, 200_000]
     assert [r.context_window_source for r in cmp.replays] == [
-        "log:model_context_window", "log:model_context_window", "explicit", "explicit"]
+        "log:model_context_window", "log:model_context_window", "explicit", "log:model_context_window", "explicit"]
     assert cmp.window.source == "log:model_context_window"
     fixed = compaction.compare(codex, [PRUNING], context_window=50_000)
     assert fixed.window is None and fixed.replays[0].context_window == 50_000

@@ -36,7 +36,7 @@ MODEL = "linked-model-name"
 WINDOW = 8_000
 #: a setup whose summaries would come from a real model
 LIVE_SETUP = Setup(SUMMARIZE, {"summarizer": "openai-compatible", "summarizer_model": MODEL, "summary_tokens": 300},
-                   WINDOW, label="Live")
+                   context_window=WINDOW, label="Live")
 #: what a crafted link may cost the server
 LINK_CPU_SECONDS = 10
 

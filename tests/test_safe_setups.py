@@ -193,7 +193,8 @@ def test_the_budget_stops_the_costliest_composition_soon_after_it_is_spent():
 
 # ------------------------------------------------------------------------------------------------ links
 def test_old_links_keep_working():
-    setups = [Setup(PRUNE, {"min_keep_steps": 3}, 100_000, 0.75, 0.35, "tiktoken:o200k_base", "A"),
+    setups = [Setup(PRUNE, {"min_keep_steps": 3}, context_window=100_000, compact_at=0.75, compact_to=0.35,
+                    counter="tiktoken:o200k_base", label="A"),
               Setup("agent_framework.tool_result_compaction", {"trigger": "All(TokensExceed(5000), HasToolCalls())"},
                     label="B")]
     old_style = token_of([s.to_json() for s in setups])  # the format links have always had

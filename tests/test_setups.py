@@ -7,7 +7,8 @@ import pytest
 from compaction.setups import Setup, decode_from_url, encode_for_url, setups_from_json, setups_to_json
 
 SETUPS = [
-    Setup("haystack.tool_result_pruning", {"min_keep_steps": 3}, 100_000, 0.75, 0.35, "tiktoken:o200k_base", "A"),
+    Setup("haystack.tool_result_pruning", {"min_keep_steps": 3}, context_window=100_000, compact_at=0.75,
+          compact_to=0.35, counter="tiktoken:o200k_base", label="A"),
     Setup("agent_framework.tool_result_compaction", {"trigger": "All(TokensExceed(5000), HasToolCalls())",
                                                       "formatter": "first_line"}, label="B"),
 ]

@@ -13,9 +13,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from ..errors import ConfigError
+from ..models import DEFAULT_CONTEXT_WINDOW
+from ..setups import Setup
 from ..strategies.base import get_strategy
 from ..submodules import import_submodules
-from .base import EXPORTERS, FILL_IN, Setup, Snippet, register_exporter
+from .base import EXPORTERS, FILL_IN, ResolvedSetup, Snippet, register_exporter
 from .base import check_counter_spec as check_counter_spec
 
 
@@ -25,7 +28,7 @@ def exporters() -> dict:
     return EXPORTERS.all()
 
 
-def no_equivalent(setup: Setup) -> list[Snippet]:
+def no_equivalent(setup: ResolvedSetup) -> list[Snippet]:
     """The single snippet for a family without a production API we can target."""
     values = "\n".join(f"  {k} = {json.dumps(v, default=list)}" for k, v in setup.params.items())
     text = (f"{setup.info.title} has no production library API that Compaction Lab can generate code for. "
@@ -35,23 +38,37 @@ def no_equivalent(setup: Setup) -> list[Snippet]:
     return [Snippet("text", "No direct equivalent", text, f"See {setup.info.docs_url}" if setup.info.docs_url else "")]
 
 
-def export_setup(strategy: str, params: Mapping[str, Any] | None = None, *, context_window: int = 200_000,
-                 compact_at: float = 0.7, compact_to: float = 0.4, counter: str = "approx") -> list[Snippet]:
-    """The production code for a replayed setup: ``params`` are resolved against the strategy's defaults (unknown
-    names are a ``ValueError``), then rendered for the strategy's framework."""
+def export_setup(strategy: str | Setup, params: Mapping[str, Any] | None = None, *,
+                 context_window: int | None = None, compact_at: float = 0.7, compact_to: float = 0.4,
+                 counter: str = "approx") -> list[Snippet]:
+    """The production code for a setup (a :class:`~compaction.setups.Setup`, or the same spelled out): ``params``
+    are resolved against the strategy's defaults (unknown names are a ``ConfigError``), then rendered for the
+    strategy's framework. A window left to the log (None) is the model table's default window."""
+    if isinstance(strategy, Setup):
+        if params is not None:
+            raise ConfigError("export_setup(setup) takes its parameters from the setup, not from params=")
+        setup = strategy
+        strategy, params, counter = setup.strategy, setup.params, setup.counter
+        context_window, compact_at, compact_to = setup.context_window, setup.compact_at, setup.compact_to
     info = get_strategy(strategy)
     resolved = info.resolve_params(params)
     spec = check_counter_spec(counter)
-    setup = Setup(info, resolved, int(context_window), float(compact_at), float(compact_to), spec)
+    window = DEFAULT_CONTEXT_WINDOW if context_window is None else int(context_window)
+    rendered = ResolvedSetup(info, resolved, window, float(compact_at), float(compact_to), spec)
     kinds, exporter = exporters().get(info.family, (frozenset(), no_equivalent))
-    snippets = (exporter if info.name.split(".", 1)[-1] in kinds else no_equivalent)(setup)
-    note = summarizer_note(setup)
+    snippets = (exporter if info.name.split(".", 1)[-1] in kinds else no_equivalent)(rendered)
+    note = summarizer_note(rendered)
     if note:  # on the last snippet: the code that sets the summarizer up comes last
         snippets[-1] = replace(snippets[-1], note=f"{snippets[-1].note} {note}".strip())
     return snippets
 
 
-def summarizer_note(setup: Setup) -> str:
+def export(setup: Setup) -> list[Snippet]:
+    """``setup`` as production code or settings for its framework (see :func:`export_setup`)."""
+    return export_setup(setup)
+
+
+def summarizer_note(setup: ResolvedSetup) -> str:
     """What the replay's simulated summarizer settings mean in production (nothing for non-summarizing setups)."""
     if "summarizer" not in setup.params or setup.params.get("second") == "sliding_window":
         return ""
@@ -60,5 +77,5 @@ def summarizer_note(setup: Setup) -> str:
 
 
 
-__all__ = ["FILL_IN", "Setup", "Snippet", "check_counter_spec", "export_setup", "exporters", "no_equivalent",
-           "register_exporter", "summarizer_note"]
+__all__ = ["FILL_IN", "ResolvedSetup", "Snippet", "check_counter_spec", "export", "export_setup", "exporters",
+           "no_equivalent", "register_exporter", "summarizer_note"]

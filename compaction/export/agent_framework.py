@@ -7,7 +7,7 @@ from typing import Any
 
 from ..policy import Trigger, parse_trigger
 from ..strategies.base import get_strategy
-from .base import FILL_IN, Setup, Snippet, cs_string, framework_child, register_exporter
+from .base import FILL_IN, ResolvedSetup, Snippet, cs_string, framework_child, register_exporter
 
 MAF_CS_CLASSES = {
     "tool_result_compaction": "ToolResultCompactionStrategy",
@@ -31,7 +31,7 @@ def cs_trigger(trigger: Trigger) -> str:
     return f"CompactionTriggers.{display}()"
 
 
-def _cs_trigger_args(setup: Setup, values: Mapping[str, Any]) -> tuple[str, str | None]:
+def _cs_trigger_args(setup: ResolvedSetup, values: Mapping[str, Any]) -> tuple[str, str | None]:
     """(trigger code, target code or None) as the replay resolves them (see ``trigger_and_target``)."""
     w = setup.context_window
     trigger = parse_trigger(values["trigger"]) if values["trigger"] else Trigger("tokens_exceed",
@@ -93,7 +93,7 @@ CS_FORMATTERS = {
 }
 
 
-def _cs_strategy(setup: Setup, name: str, values: Mapping[str, Any], fill: list[str], notes: list[str],
+def _cs_strategy(setup: ResolvedSetup, name: str, values: Mapping[str, Any], fill: list[str], notes: list[str],
                  indent: int) -> str:
     """One .NET strategy constructor expression (``new …(…)``), named arguments as in the .NET API."""
     cls = MAF_CS_CLASSES[name]
@@ -148,7 +148,7 @@ def _cs_pipeline_children(values: Mapping[str, Any]) -> list[tuple[str, dict[str
 
 
 
-def export_maf_dotnet(setup: Setup) -> list[Snippet]:
+def export_maf_dotnet(setup: ResolvedSetup) -> list[Snippet]:
     """A .NET strategy behind a ``CompactionProvider`` in the chat client pipeline (runs before every model call)."""
     name = setup.info.name.split(".", 1)[1]
     fill: list[str] = []

@@ -7,7 +7,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..strategies.base import get_strategy
-from .base import FILL_IN, Setup, Snippet, fill_in_line, framework_child, kwargs, py_call, py_import, register_exporter
+from .base import (
+    FILL_IN,
+    ResolvedSetup,
+    Snippet,
+    fill_in_line,
+    framework_child,
+    kwargs,
+    py_call,
+    py_import,
+    register_exporter,
+)
 
 MAF_PY_CLASSES = {
     "truncation": "TruncationStrategy",
@@ -30,7 +40,7 @@ class _PyBuild:
     custom_tokenizer: str | None = None
 
 
-def _maf_tokenizer(setup: Setup, values: Mapping[str, Any], build: _PyBuild) -> str:
+def _maf_tokenizer(setup: ResolvedSetup, values: Mapping[str, Any], build: _PyBuild) -> str:
     """The ``tokenizer=`` expression: the framework's estimator, or a TokenizerProtocol for the replay's counter."""
     if values.get("tokenizer", "character_estimator") == "character_estimator" or setup.counter == "maf-python":
         build.imports.add("CharacterEstimatorTokenizer")
@@ -65,7 +75,7 @@ def _maf_tokenizer(setup: Setup, values: Mapping[str, Any], build: _PyBuild) -> 
     return "CharacterEstimatorTokenizer()"
 
 
-def _maf_py_strategy(setup: Setup, name: str, values: Mapping[str, Any], build: _PyBuild) -> str:
+def _maf_py_strategy(setup: ResolvedSetup, name: str, values: Mapping[str, Any], build: _PyBuild) -> str:
     """One agent-framework Python strategy constructor, from the replay's (resolved) params of ``name``."""
     cls = MAF_PY_CLASSES[name]
     build.imports.add(cls)
@@ -136,7 +146,7 @@ def _maf_py_children(values: Mapping[str, Any]) -> list[tuple[str, dict[str, Any
     return out
 
 
-def export_maf_python(setup: Setup) -> list[Snippet]:
+def export_maf_python(setup: ResolvedSetup) -> list[Snippet]:
     """An agent-framework strategy passed as the Agent's in-run ``compaction_strategy``."""
     name = setup.info.name.split(".", 1)[1]
     build = _PyBuild(imports={"Agent"}, fill=[], notes=[])

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .base import Setup, Snippet, fill_in_line, py_literal_block, register_exporter
+from .base import ResolvedSetup, Snippet, fill_in_line, py_literal_block, register_exporter
 
 BETA_CONTEXT_MANAGEMENT = "context-management-2025-06-27"
 BETA_COMPACT = "compact-2026-01-12"
 
 
-def anthropic_edit(setup: Setup) -> tuple[dict[str, Any], str, list[str]]:
+def anthropic_edit(setup: ResolvedSetup) -> tuple[dict[str, Any], str, list[str]]:
     """(the ``context_management`` edit object, the beta it needs, notes)."""
     from ..strategies.anthropic import CLEARED_RESULT_STAND_IN, parse_thinking_keep
 
@@ -57,7 +57,7 @@ def _clear_tool_inputs(value: Any) -> bool | list[str]:
     return list(dict.fromkeys(str(t).strip() for t in raw if str(t).strip()))
 
 
-def export_anthropic(setup: Setup) -> list[Snippet]:
+def export_anthropic(setup: ResolvedSetup) -> list[Snippet]:
     """The ``context_management`` JSON and a ``client.beta.messages.create`` call that sends it."""
     edit, beta, notes = anthropic_edit(setup)
     config = {"edits": [edit]}

@@ -1,4 +1,4 @@
-"""What every exporter shares: :class:`Snippet`, the :class:`Setup` an exporter renders, literal-rendering helpers,
+"""What every exporter shares: :class:`Snippet`, the :class:`ResolvedSetup` an exporter renders, literal-rendering helpers,
 and the registry of exporters by family.
 
 A *setup* is a registered strategy with its resolved params, the policy (``context_window``, ``compact_at``,
@@ -45,7 +45,7 @@ class Snippet:
 
 
 @dataclass(frozen=True)
-class Setup:
+class ResolvedSetup:
     """Everything an exporter needs: the strategy, its resolved params, the policy and the counter spec."""
 
     info: StrategyInfo
@@ -147,7 +147,7 @@ def check_counter_spec(counter: str | None) -> str:
     return (counter or "approx").strip()
 
 
-Exporter = Callable[[Setup], list[Snippet]]
+Exporter = Callable[[ResolvedSetup], list[Snippet]]
 #: family -> (the strategy kinds its exporter knows, the exporter)
 EXPORTERS: Registry[tuple[frozenset[str], Exporter]] = Registry("exporter")
 

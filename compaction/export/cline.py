@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from ..strategies.cline import max_allowed_size
-from .base import Setup, Snippet, register_exporter
+from .base import ResolvedSetup, Snippet, register_exporter
 
 
-def export_cline(setup: Setup) -> list[Snippet]:
+def export_cline(setup: ResolvedSetup) -> list[Snippet]:
     """Cline's ``useAutoCondense`` off (its default): the ContextManager's duplicate-read and truncation path."""
     window = setup.context_window
     code = json.dumps({"useAutoCondense": False}, indent=2) + "\n"

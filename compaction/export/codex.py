@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .base import Setup, Snippet, register_exporter
+from .base import ResolvedSetup, Snippet, register_exporter
 
 
-def export_codex(setup: Setup) -> list[Snippet]:
+def export_codex(setup: ResolvedSetup) -> list[Snippet]:
     """The Codex CLI ``config.toml`` keys that set the auto-compact limit."""
     limit = int(setup.params["auto_compact_token_limit"])
     lines = ["# ~/.codex/config.toml", f"model_context_window = {setup.context_window}"]

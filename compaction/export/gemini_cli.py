@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .base import Setup, Snippet, register_exporter
+from .base import ResolvedSetup, Snippet, register_exporter
 
 #: ``tokenLimit()`` of every Gemini model (Gemma 4 models: 256,000)
 GEMINI_TOKEN_LIMIT = 1_048_576
 
 
-def _masking(setup: Setup) -> dict[str, Any]:
+def _masking(setup: ResolvedSetup) -> dict[str, Any]:
     return {"outputMasking": {
         "protectionThresholdTokens": int(setup.params["protection_threshold_tokens"]),
         "minPrunableThresholdTokens": int(setup.params["min_prunable_threshold_tokens"]),
@@ -20,7 +20,7 @@ def _masking(setup: Setup) -> dict[str, Any]:
     }}
 
 
-def export_gemini_cli(setup: Setup) -> list[Snippet]:
+def export_gemini_cli(setup: ResolvedSetup) -> list[Snippet]:
     """``settings.json`` for the setup: ``model.compressionThreshold`` and ``tools.truncateToolOutputThreshold``
     (compression), ``contextManagement.tools.outputMasking.*`` (masking)."""
     kind = setup.info.name.split(".", 1)[1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .base import FILL_IN, Setup, Snippet, fill_in_line, kwargs, py_call, py_import, register_exporter
+from .base import FILL_IN, ResolvedSetup, Snippet, fill_in_line, kwargs, py_call, py_import, register_exporter
 
 HAYSTACK_COMPACTORS = {
     "tool_result_pruning": ("ToolResultPruningCompactor", ("min_keep_steps", "min_tokens", "placeholder",
@@ -16,7 +16,7 @@ HAYSTACK_COMPACTORS = {
 }
 
 
-def haystack_counter(setup: Setup) -> tuple[str | None, str, str]:
+def haystack_counter(setup: ResolvedSetup) -> tuple[str | None, str, str]:
     """(``token_counter=`` expression or None for the hook's default, its class to import, a note)."""
     kind, arg = setup.counter_kind, setup.counter_arg
     if kind == "approx":
@@ -30,7 +30,7 @@ def haystack_counter(setup: Setup) -> tuple[str | None, str, str]:
                       "its default ApproximateTokenCounter(), so its numbers (and when it fires) will differ.")
 
 
-def _haystack_compactor(setup: Setup, kind: str, prefix: str = "") -> tuple[str, str, list[str], str]:
+def _haystack_compactor(setup: ResolvedSetup, kind: str, prefix: str = "") -> tuple[str, str, list[str], str]:
     """(class name, constructor expression, fill-in names, note) for one compactor of a setup."""
     cls, names = HAYSTACK_COMPACTORS[kind]
     pairs = setup.non_default(names, prefix)
@@ -50,7 +50,7 @@ def _haystack_compactor(setup: Setup, kind: str, prefix: str = "") -> tuple[str,
     return cls, py_call(cls, args), fill, " ".join(notes)
 
 
-def _haystack_fill_ins(setup: Setup, fill: Sequence[str]) -> list[str]:
+def _haystack_fill_ins(setup: ResolvedSetup, fill: Sequence[str]) -> list[str]:
     lines = [
         "from haystack.components.generators.chat import OpenAIChatGenerator  # " + FILL_IN,
         fill_in_line("chat_generator", 'OpenAIChatGenerator(model="gpt-4o")', "the chat generator your agent uses"),
@@ -67,7 +67,7 @@ def _haystack_fill_ins(setup: Setup, fill: Sequence[str]) -> list[str]:
     return lines
 
 
-def export_haystack(setup: Setup) -> list[Snippet]:
+def export_haystack(setup: ResolvedSetup) -> list[Snippet]:
     """``CompactionHook(compactor, …)`` (two hooks for ``haystack.stack``) in an ``Agent(hooks=…)``."""
     kind = setup.info.name.split(".", 1)[1]
     if kind == "stack":

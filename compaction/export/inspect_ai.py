@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Setup, Snippet, fill_in_line, py, py_call, register_exporter
+from .base import ResolvedSetup, Snippet, fill_in_line, py, py_call, register_exporter
 
 INSPECT_CLASSES = {"edit": "CompactionEdit", "trim": "CompactionTrim", "summary": "CompactionSummary"}
 
@@ -12,7 +12,7 @@ def _inspect_threshold(value: float) -> float | int:
     return float(value) if value <= 1 else int(value)
 
 
-def export_inspect(setup: Setup) -> list[Snippet]:
+def export_inspect(setup: ResolvedSetup) -> list[Snippet]:
     """``react(tools=…, compaction=Compaction…(…))`` for inspect_ai."""
     kind, p = setup.info.name.split(".", 1)[1], setup.params
     cls = INSPECT_CLASSES[kind]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .base import Setup, Snippet, fill_in_line, kwargs, py, py_call, register_exporter
+from .base import ResolvedSetup, Snippet, fill_in_line, kwargs, py, py_call, register_exporter
 
 
 def langchain_trigger(text: str) -> Any:
@@ -21,7 +21,7 @@ def langchain_trigger(text: str) -> Any:
     return rendered[0] if len(rendered) == 1 else rendered
 
 
-def _langchain_counter(setup: Setup, lines: list[str], notes: list[str]) -> str | None:
+def _langchain_counter(setup: ResolvedSetup, lines: list[str], notes: list[str]) -> str | None:
     kind, arg = setup.counter_kind, setup.counter_arg
     if kind == "approx" and (not arg or float(arg) == 4.0):  # the replay used LangChain's own counter at 4.0
         notes.append("LangChain's default token counter picks chars_per_token from the model (3.3 for Claude "
@@ -37,7 +37,7 @@ def _langchain_counter(setup: Setup, lines: list[str], notes: list[str]) -> str 
     return None
 
 
-def export_langchain(setup: Setup) -> list[Snippet]:
+def export_langchain(setup: ResolvedSetup) -> list[Snippet]:
     """``create_agent(model, tools, middleware=[…])`` with SummarizationMiddleware or ContextEditingMiddleware."""
     from ..strategies.langchain import parse_context_size
 

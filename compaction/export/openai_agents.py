@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ..strategies.history_runner import count_or_all
-from .base import FILL_IN, Setup, Snippet, register_exporter
+from .base import FILL_IN, ResolvedSetup, Snippet, register_exporter
 
 
-def export_openai_agents(setup: Setup) -> list[Snippet]:
+def export_openai_agents(setup: ResolvedSetup) -> list[Snippet]:
     """``RunConfig(session_settings=SessionSettings(limit=N))`` and the run it is passed to."""
     limit = count_or_all(setup.params["limit"], "limit", "a number of items")
     code = "\n".join([

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .base import Setup, Snippet, register_exporter
+from .base import ResolvedSetup, Snippet, register_exporter
 
 SCHEMA = "https://opencode.ai/config.json"
 
@@ -13,7 +13,7 @@ def _config(compaction: dict) -> str:
     return json.dumps({"$schema": SCHEMA, "compaction": compaction}, indent=2) + "\n"
 
 
-def export_opencode(setup: Setup) -> list[Snippet]:
+def export_opencode(setup: ResolvedSetup) -> list[Snippet]:
     """``opencode.json`` keys that turn on the replayed behaviour, with its settings."""
     p = setup.params
     constants = [f"{name} = {p[name]:,}" for name in ("prune_protect", "prune_minimum")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .base import FILL_IN, Setup, Snippet, fill_in_line, py_call, register_exporter
+from .base import FILL_IN, ResolvedSetup, Snippet, fill_in_line, py_call, register_exporter
 
 OPENHANDS_V0 = {  # registered kind -> (condenser config type, params)
     "observation_masking": ("observation_masking", ("attention_window",)),
@@ -14,7 +14,7 @@ OPENHANDS_V0 = {  # registered kind -> (condenser config type, params)
 }
 
 
-def export_openhands(setup: Setup) -> list[Snippet]:
+def export_openhands(setup: ResolvedSetup) -> list[Snippet]:
     """OpenHands V0 ``[condenser]`` TOML, or the V1 SDK ``LLMSummarizingCondenser`` in Python."""
     kind, p = setup.info.name.split(".", 1)[1], setup.params
     if kind == "llm_summarizing_v1":

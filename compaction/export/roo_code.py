@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-from .base import Setup, Snippet, register_exporter
+from .base import ResolvedSetup, Snippet, register_exporter
 
 
-def export_roo_code(setup: Setup) -> list[Snippet]:
+def export_roo_code(setup: ResolvedSetup) -> list[Snippet]:
     """Roo Code's ``globalSettings`` for the replayed context management."""
     p = setup.params
     settings: dict = {"autoCondenseContext": setup.info.name == "roo_code.condense"}

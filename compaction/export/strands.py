@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ..strategies.strands import parse_per_turn
-from .base import FILL_IN, Setup, Snippet, kwargs, py_call, py_import, register_exporter
+from .base import FILL_IN, ResolvedSetup, Snippet, kwargs, py_call, py_import, register_exporter
 
 
-def export_strands(setup: Setup) -> list[Snippet]:
+def export_strands(setup: ResolvedSetup) -> list[Snippet]:
     """The manager with the replayed setup's arguments (the release's defaults left out)."""
     p = setup.params
     args = kwargs(setup.non_default(("window_size", "should_truncate_results")))

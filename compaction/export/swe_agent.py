@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .base import Setup, Snippet, register_exporter
+from .base import ResolvedSetup, Snippet, register_exporter
 
 
 def _yaml_processor(p: Mapping[str, Any]) -> str:
@@ -29,7 +29,7 @@ def _summary_text(p: Mapping[str, Any]) -> str:
             "processor, or use a framework that ships one (e.g. OpenHands' LLMSummarizingCondenser).")
 
 
-def export_swe_agent(setup: Setup) -> list[Snippet]:
+def export_swe_agent(setup: ResolvedSetup) -> list[Snippet]:
     kind, p = setup.info.name.split(".", 1)[1], setup.params
     if kind == "last_n_observations":
         return [Snippet("yaml", "SWE-agent config: history_processors", _yaml_processor(p),

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 from ..strategies.vercel_ai import parse_tool_calls, tool_calls_option
-from .base import FILL_IN, Setup, Snippet, register_exporter
+from .base import FILL_IN, ResolvedSetup, Snippet, register_exporter
 
 
-def export_vercel_ai(setup: Setup) -> list[Snippet]:
+def export_vercel_ai(setup: ResolvedSetup) -> list[Snippet]:
     """A ``ToolLoopAgent`` whose ``prepareStep`` prunes its messages the way the replayed setup did."""
     p = setup.params
     options = {"reasoning": p["reasoning"], "toolCalls": tool_calls_option(parse_tool_calls(p["tool_calls"])),

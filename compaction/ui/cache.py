@@ -88,8 +88,8 @@ class ReplayKey:
 
     def setup(self, label: str = "") -> Setup:
         """The library's :class:`~compaction.setups.Setup` for this key (what the CLI and sweeps run too)."""
-        return Setup(self.strategy, dict(self.params), self.context_window, self.compact_at, self.compact_to,
-                     self.counter, label)
+        return Setup(self.strategy, dict(self.params), context_window=self.context_window,
+                     compact_at=self.compact_at, compact_to=self.compact_to, counter=self.counter, label=label)
 
 
 @dataclass(frozen=True)

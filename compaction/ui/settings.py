@@ -136,11 +136,14 @@ def shared_values() -> SharedValues:
     )
 
 
-def policy_in_range(context_window: float, compact_at: float, compact_to: float
+def policy_in_range(context_window: float | None, compact_at: float, compact_to: float
                     ) -> tuple[tuple[int, float, float], list[str]]:
     """Policy values as the widgets can hold them (moved into their ranges), and a notice per value that moved;
-    ``ValueError`` for a value that is not a finite number."""
+    ``ValueError`` for a value that is not a finite number. A window of None (take the log's) is the shared window
+    as its widget holds it (it follows the loaded log)."""
     notices: list[str] = []
+    if context_window is None:
+        context_window = shared_values().context_window
     values = (int(_into_range(context_window, WINDOW_RANGE, "context_window", notices)),
               float(_into_range(compact_at, AT_RANGE, "compact_at", notices)),
               float(_into_range(compact_to, TO_RANGE, "compact_to", notices)))
@@ -153,12 +156,15 @@ def chars_in_range(chars: float | None) -> tuple[float | None, list[str]]:
     return (None if chars is None else float(_into_range(chars, CHARS_RANGE, "chars per token", notices))), notices
 
 
-def seed_policy(keys: PolicyKeys, context_window: float, compact_at: float, compact_to: float) -> list[str]:
+def seed_policy(keys: PolicyKeys, context_window: float | None, compact_at: float, compact_to: float) -> list[str]:
     """Write policy values into widget keys before the widgets are drawn, moved into the widgets' ranges: returns a
-    notice for each value that had to move (``ValueError`` for one that is not a finite number)."""
+    notice for each value that had to move (``ValueError`` for one that is not a finite number). A window of None
+    (the setup takes the log's) leaves the window widget as it is."""
     values, notices = policy_in_range(context_window, compact_at, compact_to)
     state = st.session_state
-    state[keys.window], state[keys.compact_at], state[keys.compact_to] = values
+    if context_window is not None:
+        state[keys.window] = values[0]
+    state[keys.compact_at], state[keys.compact_to] = values[1:]
     return notices
 
 

@@ -52,8 +52,9 @@ class SetupSpec:
 
     def setup(self) -> Setup:
         """The library's :class:`~compaction.setups.Setup` (what links, exports and sweeps use)."""
-        return Setup(self.strategy, dict(self.params), self.policy.context_window, self.policy.compact_at,
-                     self.policy.compact_to, self.counter, self.label)
+        return Setup(self.strategy, dict(self.params), context_window=self.policy.context_window,
+                     compact_at=self.policy.compact_at, compact_to=self.policy.compact_to, counter=self.counter,
+                     label=self.label)
 
 
 def param_widget(param: Param, key: str) -> Any:

@@ -147,7 +147,8 @@ def add_setup(setup: Setup) -> None:
 def shared_setup(strategy: str, label: str = "") -> Setup:
     """A setup of ``strategy`` with default parameters and the shared policy and counter."""
     shared = settings.shared_values()
-    return Setup(strategy, {}, shared.context_window, shared.compact_at, shared.compact_to, shared.counter, label)
+    return Setup(strategy, {}, context_window=shared.context_window, compact_at=shared.compact_at,
+                 compact_to=shared.compact_to, counter=shared.counter, label=label)
 
 
 def add_default_setup() -> None:

@@ -42,8 +42,8 @@ PRESETS: tuple[Preset, ...] = (
         "Gentle pruning vs collapse",
         "coding_agent.openai.json",
         (
-            Setup("haystack.tool_result_pruning", {}, WINDOW, label="Prune"),
-            Setup("agent_framework.tool_result_compaction", {}, WINDOW, label="Collapse"),
+            Setup("haystack.tool_result_pruning", {}, context_window=WINDOW, label="Prune"),
+            Setup("agent_framework.tool_result_compaction", {}, context_window=WINDOW, label="Collapse"),
         ),
         "Both setups fire at the same trigger. **Prune** (Haystack) keeps every message and replaces old tool "
         "results with a short placeholder, so the conversation keeps its shape and the model can still see which "
@@ -56,8 +56,9 @@ PRESETS: tuple[Preset, ...] = (
         "A sliding window loses the task",
         "support_agent.openai.json",
         (
-            Setup("haystack.tool_result_pruning", {}, WINDOW, label="Prune"),
-            Setup("agent_framework_python.sliding_window", {"keep_last_groups": 3}, WINDOW, label="Window"),
+            Setup("haystack.tool_result_pruning", {}, context_window=WINDOW, label="Prune"),
+            Setup("agent_framework_python.sliding_window", {"keep_last_groups": 3}, context_window=WINDOW,
+                  label="Window"),
         ),
         "A sliding window keeps only the last few message groups. With **keep_last_groups = 3** the customer's "
         "request itself slides out after a few calls: the badge *first user request lost* turns red and, from the "
@@ -70,8 +71,10 @@ PRESETS: tuple[Preset, ...] = (
         "Thrashing (compact_to ≈ compact_at)",
         "research_agent.openai.json",
         (
-            Setup("haystack.tool_result_pruning", {}, WINDOW, 0.7, 0.4, label="Target 0.4"),
-            Setup("haystack.tool_result_pruning", {}, WINDOW, 0.7, 0.65, label="Target 0.65"),
+            Setup("haystack.tool_result_pruning", {}, context_window=WINDOW, compact_at=0.7, compact_to=0.4,
+                  label="Target 0.4"),
+            Setup("haystack.tool_result_pruning", {}, context_window=WINDOW, compact_at=0.7, compact_to=0.65,
+                  label="Target 0.65"),
         ),
         "The same strategy twice, with its own policy each. **Target 0.4** compacts well below the trigger and "
         "then has room to grow. **Target 0.65** stops just under the trigger, so the next tool result crosses it "
