@@ -73,6 +73,9 @@ class EventsCompaction(Strategy):
             raise ConfigError("google_adk.events_compaction: at least one compaction trigger must be configured: "
                               "compaction_interval (the sliding window) or token_threshold (the token threshold)")
         self.agent_name = str(params["agent_name"]).strip()
+        if self.agent_name and (not self.agent_name.isidentifier() or self.agent_name == "user"):
+            raise ConfigError(f"agent_name: ADK requires an agent name to be a Python identifier other than 'user' "
+                              f"(letters, digits and underscores, not starting with a digit), got {self.agent_name!r}")
         #: an ADK log keeps function responses as JSON objects; other logs' results are what a tool returned
         self.structured = ctx.source is not None and ctx.source.format == "google-adk"
         self.events: list[AdkEvent] = []
@@ -111,9 +114,9 @@ class EventsCompaction(Strategy):
                     and all(e.message.tool_result is not None for e in last.entries))):
             last.entries.append(entry)
             return
-        if m.role == "assistant":
-            author = self.agent_name or _text(m.meta.get("author")) or DEFAULT_AGENT
-            if self._log_author is None and _text(m.meta.get("author")):
+        if m.role in ("assistant", "tool"):  # ADK authors function responses by the agent too
+            author = self.agent_name or _text(m.meta.get("author")) or self._log_author or DEFAULT_AGENT
+            if m.role == "assistant" and self._log_author is None and _text(m.meta.get("author")):
                 self._log_author = _text(m.meta.get("author"))
         else:
             author = "user"
@@ -390,8 +393,9 @@ register(
             Param("event_retention_size", "int", 0, "`event_retention_size`: how many of the newest raw events a "
                   "token-threshold compaction keeps as they are (0 summarizes them all; used with token_threshold).",
                   minimum=0, maximum=1_000_000),
-            Param("agent_name", "str", "", "The `name` of the `LlmAgent`: the author of the agent's events in the "
-                  "summary prompt (empty: the author the log records, else `agent`)."),
+            Param("agent_name", "str", "", "The `name` of the `LlmAgent` (a Python identifier): the author of the "
+                  "agent's events in the summary prompt, and whose prompt counts the pre-request pass reads (empty: "
+                  "the authors the log records, the first of them making the calls; else `agent`)."),
             *SUMMARIZER_PARAMS,
         ),
         reference=EventsCompaction,
