@@ -34,6 +34,8 @@ NO_PAIRING_PROMISE = {
     "haystack.sliding_window": "orphan messages are dropped: a call can lose a result that is not right after it",
     "langchain.summarization": "the fallback cut moves forward without looking at tool pairs",
     "agent_framework_python.sliding_window": "drops whole groups, the user turn included, by count",
+    "aider.chat_summary": "ChatSummary splits by tokens and role only: the kept tail may start with a tool result "
+                          "whose call was summarized away (aider itself makes no tool calls)",
 }
 
 #: strategies that break tool pairing and are known to (none: OpenHands' ConversationMemory filter is replayed)
