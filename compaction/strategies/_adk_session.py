@@ -75,14 +75,24 @@ class AdkEvent:
     def is_compaction(self) -> bool:
         return self.compaction is not None
 
+    _ids: tuple[int, set[str], set[str]] | None = field(default=None, repr=False)
+
+    def _pairing(self) -> tuple[set[str], set[str]]:
+        """(call ids, response ids) of the event, kept until an entry joins it."""
+        if self._ids is None or self._ids[0] != len(self.entries):
+            calls = {c.id for e in self.entries for c in e.message.tool_calls if c.id}
+            responses = {e.message.tool_result.call_id for e in self.entries
+                         if e.message.tool_result is not None and e.message.tool_result.call_id}
+            self._ids = (len(self.entries), calls, responses)
+        return self._ids[1], self._ids[2]
+
     @property
     def call_ids(self) -> set[str]:
-        return {c.id for e in self.entries for c in e.message.tool_calls if c.id}
+        return self._pairing()[0]
 
     @property
     def response_ids(self) -> set[str]:
-        return {e.message.tool_result.call_id for e in self.entries
-                if e.message.tool_result is not None and e.message.tool_result.call_id}
+        return self._pairing()[1]
 
     @property
     def role(self) -> str:
@@ -281,7 +291,13 @@ def process_compaction_events(events: Sequence[AdkEvent]) -> list[Processed]:
 def recover_compacted_calls(items: list[Processed], raw: Sequence[AdkEvent]) -> list[Processed]:
     """``_recover_compacted_function_calls``: a response that survived while its call was summarized away gets the
     call's event back right before it (with the call's other responses that were summarized away)."""
-    if not any(item.event.response_ids for item in items if not item.summary):
+    answered: set[str] = set()
+    opened: set[str] = set()
+    for item in items:
+        if not item.summary:
+            answered |= item.event.response_ids
+            opened |= item.event.call_ids
+    if answered <= opened:  # every surviving response still has its call: nothing to recover
         return items
     present = {id(item.event) for item in items if not item.summary}
     latest_call: dict[str, AdkEvent] = {}
