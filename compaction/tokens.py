@@ -14,6 +14,8 @@ Counters (``--counter`` specs):
   plus an exact correction per join, computed on the few pre-tokenizer chunks around it.
 - ``maf-dotnet`` — Microsoft Agent Framework .NET default: UTF-8 bytes of message content / 4, integer, per group.
 - ``langchain[:CHARS_PER_TOKEN]`` — LangChain ``count_tokens_approximately`` (see :mod:`.langchain_counter`).
+- ``aider`` — Aider's chat-history count: cl100k_base tokens of each message's JSON, summed (see
+  :mod:`.aider_counter`).
 - ``maf-python`` — agent-framework-core ``CharacterEstimatorTokenizer``: ``max(1, len(json) // 4)`` per message,
   the JSON holding the message id the framework would assign (``msg_<position>``) when the log has none.
 - ``gemini-cli`` — Gemini CLI ``estimateTokenCountSync`` over the messages as Gemini contents (see
@@ -712,6 +714,12 @@ def _gemini_cli(arg: str) -> Counter:
     return GeminiCliCounter()
 
 
+def _aider(arg: str) -> Counter:
+    from .aider_counter import AiderCounter  # local: it builds on this module
+
+    return AiderCounter()
+
+
 #: every counter kind by name
 COUNTER_KINDS: Registry[CounterKind] = Registry("counter")
 for _kind in (
@@ -728,6 +736,7 @@ for _kind in (
     CounterKind("langchain", "LangChain count_tokens_approximately", _langchain, "CHARS_PER_TOKEN", numeric=True),
     CounterKind("gemini-cli", "Gemini CLI estimateTokenCountSync", _gemini_cli,
                 presets=(("gemini-cli", "Gemini CLI estimator"),)),
+    CounterKind("aider", "Aider chat history (cl100k_base over each message's JSON)", _aider),
 ):
     COUNTER_KINDS.register(_kind.name, _kind)
 

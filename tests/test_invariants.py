@@ -37,6 +37,8 @@ NO_PAIRING_PROMISE = {
     "roo_code.sliding_window": "hides an even number of messages, which keeps pairs only where user and assistant "
                                "messages alternate",
     "roo_code.condense": "its fallback is the sliding window (an even number of messages hidden)",
+    "aider.chat_summary": "ChatSummary splits by tokens and role only: the kept tail may start with a tool result "
+                          "whose call was summarized away (aider itself makes no tool calls)",
 }
 
 #: strategies that break tool pairing and are known to (none: OpenHands' ConversationMemory filter is replayed)

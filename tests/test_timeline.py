@@ -28,7 +28,9 @@ from compaction.timeline import KEYFRAME_DEPTH, Timeline, materialize
 WINDOWS = (20_000, 60_000)
 #: strategies whose trigger is a parameter of their own (not the window): set low enough that the samples compact
 OWN_TRIGGERS = {"anthropic.compact_20260112": {"trigger": 50_000}, "langchain.summarization": {"trigger": "tokens=15000"},
-                "opencode.prune": {"prune_protect": 4000, "prune_minimum": 2000}}
+                "opencode.prune": {"prune_protect": 4000, "prune_minimum": 2000},
+                # aider moves exchanges to its done messages only after acknowledged edits, which the samples lack
+                "aider.chat_summary": {"moved_to_done": "every_exchange"}}
 
 
 @cache
