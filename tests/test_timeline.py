@@ -30,7 +30,9 @@ WINDOWS = (20_000, 60_000)
 OWN_TRIGGERS = {"anthropic.compact_20260112": {"trigger": 50_000}, "langchain.summarization": {"trigger": "tokens=15000"},
                 "opencode.prune": {"prune_protect": 4000, "prune_minimum": 2000},
                 # aider moves exchanges to its done messages only after acknowledged edits, which the samples lack
-                "aider.chat_summary": {"moved_to_done": "every_exchange"}}
+                "aider.chat_summary": {"moved_to_done": "every_exchange"},
+                # the AI SDK's pruneMessages removes nothing with its defaults
+                "vercel_ai.prune_messages": {"tool_calls": "before-last-2-messages"}}
 
 
 @cache

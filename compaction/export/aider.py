@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
-from .base import Setup, Snippet, register_exporter
+from .base import ResolvedSetup, Snippet, register_exporter
 
 
-def export_aider(setup: Setup) -> list[Snippet]:
+def export_aider(setup: ResolvedSetup) -> list[Snippet]:
     """``max-chat-history-tokens`` and ``weak-model`` (and the weak model's metadata when the replay set its input
     limit)."""
     p = setup.params

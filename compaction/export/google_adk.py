@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from .base import Setup, Snippet, fill_in_line, kwargs, py_call, py_import, register_exporter
+from .base import ResolvedSetup, Snippet, fill_in_line, kwargs, py_call, py_import, register_exporter
 
 #: what the generated code names the app (ADK: a letter, then letters, digits, ``_`` or ``-``)
 APP_NAME = "my_agent_app"
 
 
-def export_google_adk(setup: Setup) -> list[Snippet]:
+def export_google_adk(setup: ResolvedSetup) -> list[Snippet]:
     """The ``App(..., events_compaction_config=EventsCompactionConfig(...))`` that compacts as the replay did."""
     p = setup.params
     config: list[tuple[str, object]] = []
