@@ -8,14 +8,15 @@
     compaction.compare(conv, ["haystack.tool_result_pruning", "agent_framework.tool_result_compaction"])
     compaction.export(setup)                                  # the setup as production code for its framework
 
-The names below are the public API (``compaction.__all__``); everything else is reached through its module.
+The names below are the public API (``compaction.__all__``); everything else is reached through its module
+(``compaction.discover.discover()`` finds the agent sessions on this machine). ``compaction.export`` is the function
+that turns a setup into production code; the exporters live in the package of the same name.
 """
 
 from __future__ import annotations
 
 from .compare import Comparison, compare
 from .conversation import Conversation, Message, ToolCall, ToolResult, ToolSchema
-from .discover import discover
 from .errors import CompactionError, ConfigError, LoadError
 from .export import export
 from .formats import formats, load, load_all_conversations
@@ -33,7 +34,7 @@ def strategies() -> dict[str, StrategyInfo]:
 
 __all__ = [
     # loading logs
-    "Conversation", "Message", "ToolCall", "ToolResult", "ToolSchema", "convert", "discover", "formats", "load",
+    "Conversation", "Message", "ToolCall", "ToolResult", "ToolSchema", "convert", "formats", "load",
     "load_all_conversations",
     # setups and replays
     "Comparison", "Replay", "Setup", "StrategyInfo", "compare", "export", "get_strategy", "replay", "strategies",

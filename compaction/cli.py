@@ -10,12 +10,14 @@ import argparse
 import io
 import json
 import sys
+import traceback
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .conversation import Conversation
-from .errors import UsageError
-from .formats import LoadError, formats, load, load_all_conversations
+from .errors import CompactionError, UsageError
+from .formats import formats, load, load_all_conversations
 from .formats import write as write_format
 from .policy import validate_threshold
 from .replay import replay
@@ -425,14 +427,20 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     try:
         args.func(args, out)
-    except (LoadError, UsageError, ValueError, IndexError) as exc:
+    except CompactionError as exc:  # a bad log, setting or command: one line naming what was wrong
         print(f"compaction: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return 0
-    except OSError as exc:
+    except OSError as exc:  # the output could not be written (-o to a folder that does not exist, a full disk)
         print(f"compaction: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001 - a bug of ours: a short report, never a user error
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        print(f"compaction: internal error: {type(exc).__name__}: {exc} (at {Path(where.filename).name}:"
+              f"{where.lineno}). This is a bug in Compaction Lab; please report it with the command you ran.",
+              file=sys.stderr)
+        return 1
     return 0
 
 

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .conversation import File, Image, Message, ToolSchema
+from .errors import ConfigError
 from .tokens import Counter, Tally, _IdCache
 
 TOKENS_PER_IMAGE = 85
@@ -101,7 +102,7 @@ class LangchainCounter(Counter):
 
     def __init__(self, chars_per_token: float = 4.0) -> None:
         if chars_per_token <= 0:
-            raise ValueError(f"`chars_per_token` must be greater than 0, got {chars_per_token}.")
+            raise ConfigError(f"`chars_per_token` must be greater than 0, got {chars_per_token}.")
         self.chars_per_token = float(chars_per_token)
         self.spec = "langchain" if self.chars_per_token == 4.0 else f"langchain:{self.chars_per_token:g}"
         self._cache = _IdCache()

@@ -32,6 +32,7 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from .conversation import Message
+from .errors import ConfigError
 from .langchain_counter import langchain_content
 
 #: our roles as the ``type`` attribute of LangChain's XML messages
@@ -100,7 +101,7 @@ def fill_summary_prompt(template: str, messages: str) -> str:
     try:
         pieces = list(_FORMATTER.parse(template))
     except ValueError as exc:
-        raise ValueError(f"summary_prompt: {exc} (LangChain fills it with str.format; write {{{{ and }}}} for a "
+        raise ConfigError(f"summary_prompt: {exc} (LangChain fills it with str.format; write {{{{ and }}}} for a "
                          "literal brace)") from None
     out: list[str] = []
     for literal, field, spec, conversion in pieces:
@@ -108,14 +109,14 @@ def fill_summary_prompt(template: str, messages: str) -> str:
         if field is None:
             continue
         if field != "messages":
-            raise ValueError(f"summary_prompt: {{{field}}} is not a field LangChain fills (only {{messages}} is; "
+            raise ConfigError(f"summary_prompt: {{{field}}} is not a field LangChain fills (only {{messages}} is; "
                              "write {{ and }} for a literal brace)")
         if spec and "{" in spec:
-            raise ValueError(f"summary_prompt: the format spec {spec!r} of {{messages}} holds a field")
+            raise ConfigError(f"summary_prompt: the format spec {spec!r} of {{messages}} holds a field")
         if conversion not in _CONVERSIONS:
-            raise ValueError(f"summary_prompt: unknown conversion !{conversion} of {{messages}} (!r, !s or !a)")
+            raise ConfigError(f"summary_prompt: unknown conversion !{conversion} of {{messages}} (!r, !s or !a)")
         try:
             out.append(format(_CONVERSIONS[conversion](messages), spec or ""))
         except ValueError as exc:
-            raise ValueError(f"summary_prompt: {{messages:{spec}}}: {exc}") from None
+            raise ConfigError(f"summary_prompt: {{messages:{spec}}}: {exc}") from None
     return "".join(out).rstrip()

@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .errors import ConfigError
+
 
 # ------------------------------------------------------------------------------------------------- Haystack
 @dataclass(frozen=True)
@@ -56,11 +58,11 @@ def validate_threshold(context_window: int, compact_at: float, compact_to: float
     anything but finite numbers: Haystack's comparisons would let an infinite window through)."""
     for name, value in (("context_window", context_window), ("compact_at", compact_at), ("compact_to", compact_to)):
         if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-            raise ValueError(f"`{name}` must be a finite number, got {value!r}.")
+            raise ConfigError(f"`{name}` must be a finite number, got {value!r}.")
     if context_window < 1:
-        raise ValueError(f"`context_window` must be a positive number of tokens, got {context_window}.")
+        raise ConfigError(f"`context_window` must be a positive number of tokens, got {context_window}.")
     if not 0 < compact_to < compact_at <= 1:
-        raise ValueError(
+        raise ConfigError(
             f"`compact_at` and `compact_to` must satisfy 0 < compact_to < compact_at <= 1, got "
             f"compact_at={compact_at} and compact_to={compact_to}. A target at or above the trigger would leave "
             f"the conversation over the trigger after compacting, so it would be attempted again every step."
@@ -109,12 +111,12 @@ class Trigger:
 
     def __post_init__(self) -> None:
         if self.kind not in TRIGGER_KINDS:
-            raise ValueError(f"unknown trigger {self.kind!r}; expected one of {', '.join(TRIGGER_KINDS)}")
+            raise ConfigError(f"unknown trigger {self.kind!r}; expected one of {', '.join(TRIGGER_KINDS)}")
         takes_value = TRIGGER_KINDS[self.kind][1]
         if takes_value and self.value is None:
-            raise ValueError(f"{TRIGGER_KINDS[self.kind][0]} needs a number, e.g. {TRIGGER_KINDS[self.kind][0]}(1000)")
+            raise ConfigError(f"{TRIGGER_KINDS[self.kind][0]} needs a number, e.g. {TRIGGER_KINDS[self.kind][0]}(1000)")
         if self.kind in ("all", "any") and not self.children:
-            raise ValueError(f"{TRIGGER_KINDS[self.kind][0]} needs at least one trigger inside it")
+            raise ConfigError(f"{TRIGGER_KINDS[self.kind][0]} needs at least one trigger inside it")
 
     def __call__(self, m: IndexMetrics) -> bool:
         k = self.kind
@@ -168,7 +170,7 @@ def parse_trigger(text: str) -> Trigger:
     def parse(depth: int = 1) -> Trigger:
         nonlocal pos
         if depth > MAX_TRIGGER_DEPTH:
-            raise ValueError(f"trigger {text[:80]!r}…: All/Any nest at most {MAX_TRIGGER_DEPTH} levels deep")
+            raise ConfigError(f"trigger {text[:80]!r}…: All/Any nest at most {MAX_TRIGGER_DEPTH} levels deep")
         match = _TOKEN.match(text, pos)
         if not match:
             raise fail("a trigger name such as TokensExceed(1000)")

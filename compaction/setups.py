@@ -30,6 +30,7 @@ from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .conversation import Conversation
+from .errors import ConfigError
 from .replay import Replay, replay
 from .strategies import StrategyInfo, get_strategy
 from .tokens import check_counter_spec as counter_kind
@@ -164,16 +165,16 @@ class Setup:
         """Read one setup, validating every field (``ValueError`` names ``where`` and the field). With a ``clamped``
         list, a parameter number outside its range is moved to the nearest bound and a notice appended to it."""
         if not isinstance(data, Mapping):
-            raise ValueError(f"{where}: expected an object, got {type(data).__name__}")
+            raise ConfigError(f"{where}: expected an object, got {type(data).__name__}")
         strategy = data.get("strategy")
         if not isinstance(strategy, str):
-            raise ValueError(f"{where}: field 'strategy' must be a strategy name")
+            raise ConfigError(f"{where}: field 'strategy' must be a strategy name")
         notices: list[str] | None = [] if clamped is not None else None
         try:
             info = get_strategy(strategy[:200])
             params = data.get("params") or {}
             if not isinstance(params, Mapping):
-                raise ValueError("field 'params' must be an object")
+                raise ConfigError("field 'params' must be an object")
             resolved = info.resolve_params(params, notices)
             kept = {k: resolved[k] for k in params}
             window = _window(data.get("context_window"))
@@ -182,9 +183,9 @@ class Setup:
             counter = check_counter_spec(data.get("counter", "approx"))
             label = data.get("label", "")
             if not isinstance(label, str):
-                raise ValueError(f"field 'label' must be text, got {type(label).__name__}")
+                raise ConfigError(f"field 'label' must be text, got {type(label).__name__}")
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"{where}: {exc}") from None
+            raise ConfigError(f"{where}: {exc}") from None
         if clamped is not None and notices:
             clamped.extend(f"{where}: {notice}" for notice in notices)
         return cls(strategy, kept, context_window=window, compact_at=compact_at, compact_to=compact_to,
@@ -209,14 +210,14 @@ def _whole_number(value: Any, name: str) -> int:
     """A finite whole number (``64000`` or ``64000.0``; not ``true``, not text, not infinite)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or \
             value != int(value):
-        raise ValueError(f"field {name!r} must be a finite whole number, got {_short(value)}")
+        raise ConfigError(f"field {name!r} must be a finite whole number, got {_short(value)}")
     return int(value)
 
 
 def _fraction(value: Any, name: str) -> float:
     """A finite number (the policy then checks it lies between 0 and 1 as Haystack does)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise ValueError(f"field {name!r} must be a finite number, got {_short(value)}")
+        raise ConfigError(f"field {name!r} must be a finite number, got {_short(value)}")
     return float(value)
 
 
@@ -224,7 +225,7 @@ def check_counter_spec(spec: Any) -> str:
     """``spec`` when it names a counter the library builds (``approx``, ``approx:3.3``, ``tiktoken:o200k_base``,
     ``maf-dotnet``…) with a finite, positive chars-per-token; ``ValueError`` otherwise."""
     if not isinstance(spec, str) or not spec.strip() or len(spec) > MAX_COUNTER_CHARS:
-        raise ValueError(f"field 'counter' must be a counter spec ({', '.join(counter_specs())}), got {_short(spec)}")
+        raise ConfigError(f"field 'counter' must be a counter spec ({', '.join(counter_specs())}), got {_short(spec)}")
     counter_kind(spec)
     return spec.strip()
 
@@ -252,9 +253,9 @@ def _read_items(items: Any, source: str, lenient: bool) -> SetupsRead:
     """Setups from a decoded JSON list: lenient (each bad setup one problem, ranges clamped) or strict (the first
     problem raises)."""
     if not isinstance(items, list) or not items:
-        raise ValueError(f"{source}: expected a list of at least one setup")
+        raise ConfigError(f"{source}: expected a list of at least one setup")
     if not lenient and len(items) > MAX_SETUPS:
-        raise ValueError(f"{source}: {len(items):,} setups; at most {MAX_SETUPS} are read at once")
+        raise ConfigError(f"{source}: {len(items):,} setups; at most {MAX_SETUPS} are read at once")
     read = SetupsRead([])
     for i, item in enumerate(items[:MAX_SETUPS]):
         try:
@@ -276,19 +277,19 @@ def _parse_json(text: str | bytes, what: str) -> Any:
     try:
         return json.loads(text)
     except RecursionError:
-        raise ValueError(f"{what} could not be read (JSON nested too deeply)") from None
+        raise ConfigError(f"{what} could not be read (JSON nested too deeply)") from None
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, an integer past the digit limit
-        raise ValueError(f"{what} could not be read ({' '.join(str(exc).split())[:200]})") from None
+        raise ConfigError(f"{what} could not be read ({' '.join(str(exc).split())[:200]})") from None
 
 
 def _file_items(text: str | bytes) -> list:
     """The setup list of an exported JSON document (``{"setups": [...]}``, or a bare list)."""
     if len(text) > MAX_IMPORT_BYTES:
-        raise ValueError(f"the file is {len(text):,} bytes; a file of setups is at most {MAX_IMPORT_BYTES:,}")
+        raise ConfigError(f"the file is {len(text):,} bytes; a file of setups is at most {MAX_IMPORT_BYTES:,}")
     data = _parse_json(text, "not a JSON document of setups:")
     items = data.get("setups") if isinstance(data, Mapping) else data
     if not isinstance(items, list) or not items:
-        raise ValueError("expected {\"setups\": [...]} with at least one setup")
+        raise ConfigError("expected {\"setups\": [...]} with at least one setup")
     return items
 
 
@@ -322,26 +323,26 @@ def inflate(data: bytes, limit: int, what: str) -> bytes:
     try:
         out = inflater.decompress(data, limit + 1)
     except zlib.error as exc:
-        raise ValueError(f"{what} could not be read (damaged: {exc})") from None
+        raise ConfigError(f"{what} could not be read (damaged: {exc})") from None
     if len(out) > limit:
-        raise ValueError(f"{what} could not be read (it inflates past {limit:,} bytes)")
+        raise ConfigError(f"{what} could not be read (it inflates past {limit:,} bytes)")
     if not inflater.eof:
-        raise ValueError(f"{what} could not be read (damaged: the data ends early)")
+        raise ConfigError(f"{what} could not be read (damaged: the data ends early)")
     return out
 
 
 def _link_items(token: str) -> Any:
     what = "the link's setups"
     if len(token) > MAX_LINK_CHARS:
-        raise ValueError(f"{what} could not be read (the token is {len(token):,} characters; at most "
+        raise ConfigError(f"{what} could not be read (the token is {len(token):,} characters; at most "
                          f"{MAX_LINK_CHARS:,} are read)")
     try:
         packed = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
     except (binascii.Error, ValueError) as exc:
-        raise ValueError(f"{what} could not be read ({exc})") from None
+        raise ConfigError(f"{what} could not be read ({exc})") from None
     items = _parse_json(inflate(packed, MAX_LINK_JSON_BYTES, what), what)
     if not isinstance(items, list):
-        raise ValueError(f"{what} could not be read (expected a list)")
+        raise ConfigError(f"{what} could not be read (expected a list)")
     return items
 
 

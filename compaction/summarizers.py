@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .conversation import Message
+from .errors import ConfigError
 from .identifiers import identifiers
 from .tokens import Counter
 
@@ -417,4 +418,4 @@ def make_summarizer(name: str = "extractive", *, log_summaries: Sequence[str] = 
         kwargs = {k: v for k, v in (("model", model), ("base_url", base_url or os.environ.get("OPENAI_BASE_URL")))
                   if v}
         return OpenAICompatibleSummarizer(**kwargs)
-    raise ValueError(f"unknown summarizer {name!r}; expected one of {', '.join(SUMMARIZERS)}")
+    raise ConfigError(f"unknown summarizer {name!r}; expected one of {', '.join(SUMMARIZERS)}")

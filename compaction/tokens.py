@@ -374,7 +374,7 @@ class ApproxCounter(_HaystackCounter):
 
     def __init__(self, chars_per_token: float = 4.0, tokens_per_image: int = 85, tokens_per_file: int = 1000) -> None:
         if chars_per_token <= 0:
-            raise ValueError(f"`chars_per_token` must be greater than 0, got {chars_per_token}.")
+            raise ConfigError(f"`chars_per_token` must be greater than 0, got {chars_per_token}.")
         super().__init__(tokens_per_image, tokens_per_file)
         self.chars_per_token = float(chars_per_token)
         self.spec = f"approx:{self.chars_per_token:g}" if self.chars_per_token != 4.0 else "approx:4.0"

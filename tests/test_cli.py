@@ -199,3 +199,31 @@ def test_export_prints_runnable_code():
     assert code == 0 and "ToolResultPruningCompactor(" in text and "min_keep_steps=2" in text
     code, text = run("export", "--strategy", "anthropic.clear_tool_uses_20250919", "--json")
     assert code == 0 and json.loads(text)[0]["language"]
+
+
+def test_only_user_errors_exit_2_and_a_bug_exits_1_with_a_short_report(monkeypatch, capsys):
+    """The CLI maps the project's own errors (compaction.errors) to status 2; anything else is a bug of ours: status 1
+    and one short report, never a traceback."""
+    from compaction import cli
+
+    def broken(args, out):
+        raise KeyError("oops")
+
+    monkeypatch.setattr(cli, "cmd_formats", broken)
+    parser = cli.build_parser
+    monkeypatch.setattr(cli, "build_parser", lambda: _with_func(parser(), "formats", broken))
+    assert cli.main(["formats"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("compaction: internal error: KeyError") and "Traceback" not in err and err.count("\n") == 1
+    assert cli.main(["replay", "nope.json", "--strategy", "haystack.tool_result_pruning"]) == 2
+    assert capsys.readouterr().err.startswith("compaction: error: ")
+
+
+def _with_func(parser, command, func):
+    """``parser`` with ``command``'s handler replaced."""
+    import argparse
+
+    for action in parser._subparsers._group_actions:
+        if isinstance(action, argparse._SubParsersAction):
+            action.choices[command].set_defaults(func=func)
+    return parser

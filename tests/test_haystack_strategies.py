@@ -633,8 +633,12 @@ def test_stack_params_are_prefixed_and_validated_like_the_parts():
     names = [p.name for p in info.params]
     assert names[:4] == ["prune_min_keep_steps", "prune_min_tokens", "prune_placeholder", "prune_skip_meta_keys"]
     assert {"second", "second_min_keep_steps", "second_approximate_summary_tokens", "second_omission_note"} <= set(names)
+    with pytest.raises(ValueError, match="parameter 'prune_min_keep_steps': expected a value from 1 to 50, got 0"):
+        _stack_runner(prune_min_keep_steps=0)  # the registry's range, the part's own (below) behind it
+    from compaction.strategies.haystack import ToolResultPruning
+
     with pytest.raises(ValueError, match="`min_keep_steps` must be at least 1"):
-        _stack_runner(prune_min_keep_steps=0)
+        ToolResultPruning(min_keep_steps=0)
     assert _stack_runner(second="sliding_window", second_min_keep_steps=0).compactors[1].min_keep_steps == 0
     with pytest.raises(ValueError, match="expected one of summarization, sliding_window"):
         info.resolve_params({"second": "pruning"})

@@ -10,7 +10,7 @@ import compaction
 from compaction.setups import Params
 
 EXPECTED = {
-    "Conversation", "Message", "ToolCall", "ToolResult", "ToolSchema", "convert", "discover", "formats", "load",
+    "Conversation", "Message", "ToolCall", "ToolResult", "ToolSchema", "convert", "formats", "load",
     "load_all_conversations", "Comparison", "Replay", "Setup", "StrategyInfo", "compare", "export", "get_strategy",
     "replay", "strategies", "make_counter", "resolve_counter", "CompactionError", "ConfigError", "LoadError",
 }

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ConfigError
 from ..registry import Registry
 from ..strategies.base import StrategyInfo
 from ..tokens import check_counter_spec as validate_counter_spec
@@ -136,7 +137,7 @@ def framework_child(name: str, family: str, native: Mapping[str, Any], label: st
 
     short = native_name(name, family, native)
     if short is None:
-        raise ValueError(f"{label} ({name}) is nested by Compaction Lab's adapter; the framework's composite only "
+        raise ConfigError(f"{label} ({name}) is nested by Compaction Lab's adapter; the framework's composite only "
                          f"takes its own strategies, so this setup has no production code")
     return short
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..conversation import Conversation
+from ..errors import ConfigError
 from ..submodules import import_submodules
 from .base import Document, FormatInfo, LoadError, formats, parse_document, read_path, register_format
 from .folders import FOLDER_FILE_LIMIT, load_folder, load_many
@@ -118,7 +119,7 @@ def write(conv: Conversation, format: str):
     info = known.get(format)
     if info is None or info.write is None:
         writable = ", ".join(n for n, f in known.items() if f.write is not None)
-        raise ValueError(f"cannot write format {format!r}; writable formats: {writable}")
+        raise ConfigError(f"cannot write format {format!r}; writable formats: {writable}")
     return info.write(conv)
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..conversation import Message, ToolResult
+from ..errors import ConfigError
 from ..gemini_contents import RESPONSE_KEY, Span, message_parts, response_key, result_media, result_text, spans
 from ..gemini_counter import GeminiCliCounter, estimate_text
 from ..history import Entry
@@ -85,7 +86,7 @@ def find_compress_split_point(contents: Sequence[ContentSize], fraction: float) 
     a function response; the first whose preceding characters reach ``fraction`` of the total wins; with none, all
     of it (when the last content is a model answer without calls) or the last candidate."""
     if fraction <= 0 or fraction >= 1:
-        raise ValueError("Fraction must be between 0 and 1")
+        raise ConfigError("Fraction must be between 0 and 1")
     target = sum(c.chars for c in contents) * fraction
     last_split, cumulative = 0, 0
     for i, content in enumerate(contents):

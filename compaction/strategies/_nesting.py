@@ -39,6 +39,7 @@ from typing import Any
 
 from .. import budget
 from ..conversation import Message
+from ..errors import ConfigError
 from ..history import Entry
 from .base import RunContext, Runner, StrategyInfo, get_strategy, registry
 from .history_runner import plural
@@ -66,7 +67,7 @@ def _one_level_down() -> Iterator[None]:
 def check_children(count: int, host: str) -> None:
     """A ``ValueError`` when a composite lists more than :data:`MAX_CHILDREN` children."""
     if count > MAX_CHILDREN:
-        raise ValueError(f"{host}: {count} child strategies; a composite holds at most {MAX_CHILDREN}")
+        raise ConfigError(f"{host}: {count} child strategies; a composite holds at most {MAX_CHILDREN}")
 
 
 @dataclass
@@ -181,11 +182,11 @@ def check_child_name(name: str, host: str, native: Sequence[str] | Mapping[str, 
     if name in native:
         return
     if not is_strategy_name(name):
-        raise ValueError(f"{host} child {name!r}: expected one of {', '.join(native)}, or any registered strategy "
+        raise ConfigError(f"{host} child {name!r}: expected one of {', '.join(native)}, or any registered strategy "
                          f"name such as haystack.tool_result_pruning")
     known = registry()
     if name not in known:
-        raise ValueError(f"{host} child {name!r}: unknown strategy; known strategies: {', '.join(sorted(known))}")
+        raise ConfigError(f"{host} child {name!r}: unknown strategy; known strategies: {', '.join(sorted(known))}")
 
 
 def make_nested(name: str, args: Mapping[str, str], inherited: Mapping[str, Any], ctx: RunContext,
@@ -195,7 +196,7 @@ def make_nested(name: str, args: Mapping[str, str], inherited: Mapping[str, Any]
     ``label`` (e.g. ``pipeline child 2 (haystack.tool_result_pruning)``)."""
     level = _LEVEL.get() + 2
     if level > MAX_DEPTH:
-        raise ValueError(f"{label}: strategies nest at most {MAX_DEPTH} levels deep, the outermost included; this "
+        raise ConfigError(f"{label}: strategies nest at most {MAX_DEPTH} levels deep, the outermost included; this "
                          f"child would be level {level}")
     try:
         info = get_strategy(name)
@@ -203,4 +204,4 @@ def make_nested(name: str, args: Mapping[str, str], inherited: Mapping[str, Any]
         values = info.resolve_params({**{k: v for k, v in inherited.items() if k in own and k not in args}, **args})
         return NestedStrategy(info, values, ctx)
     except ValueError as exc:
-        raise ValueError(f"{label}: {exc}") from None
+        raise ConfigError(f"{label}: {exc}") from None

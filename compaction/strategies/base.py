@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..conversation import LogEvent, Source, ToolSchema, Usage
+from ..errors import CompactionError, ConfigError
 from ..history import Entry
 from ..registry import Registry
 from ..tokens import Counter
@@ -106,7 +107,7 @@ class Param:
             expected = f"one of {', '.join(self.choices)}" if self.choices else \
                 f"a finite {'whole number' if self.type == 'int' else 'number'}" if self.type in ("int", "float") \
                 else f"a {self.type}"
-            raise ValueError(f"parameter {self.name!r}: expected {expected}, got {_shown(value)}") from None
+            raise ConfigError(f"parameter {self.name!r}: expected {expected}, got {_shown(value)}") from None
 
     def _in_range(self, value: Any) -> Any:
         if self.type not in ("int", "float") or callable(value):
@@ -115,7 +116,7 @@ class Param:
         if (low is not None and value < low) or (high is not None and value > high):
             bounds = f"from {_shown(low)} to {_shown(high)}" if low is not None and high is not None else \
                 f"at least {_shown(low)}" if low is not None else f"at most {_shown(high)}"
-            raise ValueError(f"parameter {self.name!r}: expected a value {bounds}, got {_shown(value)}")
+            raise ConfigError(f"parameter {self.name!r}: expected a value {bounds}, got {_shown(value)}")
         return value
 
 
@@ -274,14 +275,21 @@ class StrategyInfo:
 
     def make_runner(self, params: Mapping[str, Any], ctx: RunContext, *, reference: bool = False) -> Runner:
         """The runner for one replay: the fast one when there is one (unless ``reference``), else the reference
-        driven by the engine's :class:`~compaction.strategies.contract.ReferenceRunner`."""
-        if self.build is not None and not (reference and self.reference is not None):
-            return self.build(params, ctx)
-        if self.reference is None:
-            raise ValueError(f"strategy {self.name!r} has no reference implementation")
-        from .contract import ReferenceRunner
+        driven by the engine's :class:`~compaction.strategies.contract.ReferenceRunner`. Setting a strategy up is
+        where its framework validates its settings: a ``ValueError`` raised there is a :class:`ConfigError`."""
+        if self.build is None or (reference and self.reference is not None):
+            if self.reference is None:
+                raise ConfigError(f"strategy {self.name!r} has no reference implementation")
+        try:
+            if self.build is not None and not (reference and self.reference is not None):
+                return self.build(params, ctx)
+            from .contract import ReferenceRunner
 
-        return ReferenceRunner(self.reference(params, ctx))
+            return ReferenceRunner(self.reference(params, ctx))  # type: ignore[misc]
+        except CompactionError:
+            raise
+        except ValueError as exc:
+            raise ConfigError(f"{self.name}: {exc}") from exc
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
@@ -296,7 +304,7 @@ class StrategyInfo:
         values = self.defaults()
         for key, value in (overrides or {}).items():
             if key not in known:
-                raise ValueError(
+                raise ConfigError(
                     f"strategy {self.name!r} has no parameter {key!r}; its parameters are: {', '.join(known) or 'none'}"
                 )
             if clamped is None:

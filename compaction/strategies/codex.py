@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..conversation import Message
+from ..errors import ConfigError
 from ..history import Entry, inserted
 from ..tokens import Counter
 from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
@@ -95,7 +96,7 @@ class AutoCompact(Strategy):
         super().__init__(params, ctx)
         configured = int(params["auto_compact_token_limit"])
         if configured < 0:
-            raise ValueError(f"model_auto_compact_token_limit must be positive (0: unset), got {configured}")
+            raise ConfigError(f"model_auto_compact_token_limit must be positive (0: unset), got {configured}")
         default = int(ctx.context_window * AUTO_COMPACT_FRACTION)
         self.limit = min(configured, default) if configured else default
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..conversation import COMPACTION_META_KEY, File, Image, Message, ToolResult, user
+from ..errors import CompactionError, ConfigError
 from ..history import Entry, inserted, messages_of
 from ..policy import ThresholdPolicy
 from ..summarizers import Summarizer, SummaryRequest
@@ -321,12 +322,12 @@ class ResultReplacer(Compactor):
 def check_result_replacement_params(min_keep_steps: int, min_tokens: int) -> None:
     """The validation pruning and offloading share, with Haystack's messages."""
     if min_keep_steps < 1:
-        raise ValueError(
+        raise ConfigError(
             f"`min_keep_steps` must be at least 1, got {min_keep_steps}. The most recent tool-calling step "
             f"contains results the model may still need."
         )
     if min_tokens < 0:
-        raise ValueError(f"`min_tokens` must be at least 0, got {min_tokens}.")
+        raise ConfigError(f"`min_tokens` must be at least 0, got {min_tokens}.")
 
 
 class ToolResultPruning(ResultReplacer):
@@ -418,7 +419,7 @@ class ToolResultOffload(ResultReplacer):
     ) -> None:
         check_result_replacement_params(min_keep_steps, min_tokens)
         if preview_chars < 0:
-            raise ValueError(f"`preview_chars` must be at least 0, got {preview_chars}.")
+            raise ConfigError(f"`preview_chars` must be at least 0, got {preview_chars}.")
         self.store = store
         self.min_keep_steps = min_keep_steps
         self.min_tokens = min_tokens
@@ -490,7 +491,7 @@ class SlidingWindow(Compactor):
 
     def __init__(self, min_keep_steps: int = 1, omission_note: str | None = OMISSION_NOTE) -> None:
         if min_keep_steps < 0:
-            raise ValueError(f"`min_keep_steps` must be at least 0, got {min_keep_steps}.")
+            raise ConfigError(f"`min_keep_steps` must be at least 0, got {min_keep_steps}.")
         self.min_keep_steps = min_keep_steps
         self.omission_note = omission_note
 
@@ -557,8 +558,9 @@ def _first_group_that_fits(messages: list[Message], groups: list[list[int]], ava
     return first
 
 
-class SummarizationFailed(RuntimeError, ValueError):
-    """A summary round failed with ``raise_on_failure`` set (a ``ValueError`` too, so the CLI reports it in a line)."""
+class SummarizationFailed(CompactionError, RuntimeError, ValueError):
+    """A summary round failed with ``raise_on_failure`` set: Haystack fails the run, as the user's setting asked (a
+    :class:`~compaction.errors.CompactionError`: the CLI reports it in a line)."""
 
 
 class Summarization(Compactor):
@@ -577,9 +579,9 @@ class Summarization(Compactor):
         summary_tokens: int | None = None,
     ) -> None:
         if min_keep_steps < 0:
-            raise ValueError(f"`min_keep_steps` must be at least 0, got {min_keep_steps}.")
+            raise ConfigError(f"`min_keep_steps` must be at least 0, got {min_keep_steps}.")
         if approximate_summary_tokens < 1:
-            raise ValueError(
+            raise ConfigError(
                 f"`approximate_summary_tokens` must be a positive number of tokens, got {approximate_summary_tokens}."
             )
         self.summarizer = summarizer

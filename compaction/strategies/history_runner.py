@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..conversation import Message, ToolResult, ToolSchema
+from ..errors import ConfigError
 from ..history import Entry, messages_of
 from ..summarizers import SummaryCall, SummaryRequest
 from ..tokens import DEFAULT_COUNTER, Counter, make_counter, render_haystack
@@ -429,7 +430,7 @@ def count_or_all(value: Any, name: str, noun: str = "a number") -> int | None:
     try:
         n = int(text)
     except ValueError:
-        raise ValueError(f"{name} must be {noun} or 'all', got {value!r}") from None
+        raise ConfigError(f"{name} must be {noun} or 'all', got {value!r}") from None
     if n < 0:
-        raise ValueError(f"{name} must be at least 0, got {n}")
+        raise ConfigError(f"{name} must be at least 0, got {n}")
     return n

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..conversation import Message, ToolCall
+from ..errors import ConfigError
 from ..history import Entry, inserted
 from ..tokens import Counter
 from ._agent_usage import PreviousCall
@@ -217,7 +218,7 @@ class Condense(_RooContext):
         super().__init__(params, ctx)
         percent = int(params["auto_condense_context_percent"])
         if not MIN_CONDENSE_THRESHOLD <= percent <= MAX_CONDENSE_THRESHOLD:
-            raise ValueError(f"auto_condense_context_percent must be between {MIN_CONDENSE_THRESHOLD} and "
+            raise ConfigError(f"auto_condense_context_percent must be between {MIN_CONDENSE_THRESHOLD} and "
                              f"{MAX_CONDENSE_THRESHOLD}, got {percent}")
         self.percent = percent
         self.version = self._version(str(params["roo_version"]), ctx)

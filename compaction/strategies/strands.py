@@ -36,6 +36,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..conversation import Image, Message, ToolResult
+from ..errors import ConfigError
 from ..history import Entry
 from ..tokens import Counter
 from .base import Param, RunContext, StrategyInfo, register
@@ -149,7 +150,7 @@ class SlidingWindow(Strategy):
         super().__init__(params, ctx)
         self.window = int(params["window_size"])
         if self.window < 0:
-            raise ValueError(f"window_size must be a non-negative integer, got {self.window}")
+            raise ConfigError(f"window_size must be a non-negative integer, got {self.window}")
         self.truncate = bool(params["should_truncate_results"])
         self.per_turn = parse_per_turn(params["per_turn"])
         self.pin_first = max(0, int(params["pin_first"]))
@@ -301,16 +302,16 @@ def parse_per_turn(value: Any) -> bool | int:
     text = str(value).strip().lower()
     if text in ("false", "0", "no", "off", ""):
         if text == "0":
-            raise ValueError("per_turn must be a positive integer, true or false, got 0")
+            raise ConfigError("per_turn must be a positive integer, true or false, got 0")
         return False
     if text in ("true", "yes", "on"):
         return True
     try:
         n = int(text)
     except ValueError:
-        raise ValueError(f"per_turn must be a positive integer, true or false, got {value!r}") from None
+        raise ConfigError(f"per_turn must be a positive integer, true or false, got {value!r}") from None
     if n <= 0:
-        raise ValueError(f"per_turn must be a positive integer, true or false, got {n}")
+        raise ConfigError(f"per_turn must be a positive integer, true or false, got {n}")
     return True if n == 1 else n
 
 

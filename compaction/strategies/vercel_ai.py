@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..conversation import Message, ToolCall
+from ..errors import ConfigError
 from ..history import Entry
 from ..tokens import Counter
 from .base import Param, RunContext, StrategyInfo, register
@@ -84,7 +85,7 @@ def _rule_type(text: Any, where: str) -> int | None:
         return 1
     match = _LAST_N.fullmatch(text) if isinstance(text, str) else None
     if match is None:
-        raise ValueError(f"{where}: expected 'all', 'before-last-message' or 'before-last-N-messages' (N a whole "
+        raise ConfigError(f"{where}: expected 'all', 'before-last-message' or 'before-last-N-messages' (N a whole "
                          f"number), got {text!r}")
     return int(match.group(1))
 
@@ -101,21 +102,21 @@ def parse_tool_calls(value: Any) -> tuple[ToolRule, ...]:
         try:
             value = json.loads(text)
         except ValueError as exc:
-            raise ValueError(f"tool_calls: the list form must be JSON ({exc.msg} at character {exc.pos})") from None
+            raise ConfigError(f"tool_calls: the list form must be JSON ({exc.msg} at character {exc.pos})") from None
     if not isinstance(value, (list, tuple)):
-        raise ValueError(f"tool_calls: expected an option string or a list of rules, got {value!r}")
+        raise ConfigError(f"tool_calls: expected an option string or a list of rules, got {value!r}")
     rules = []
     for n, item in enumerate(value):
         where = f"tool_calls[{n}]"
         if not isinstance(item, Mapping) or "type" not in item:
-            raise ValueError(f"{where}: expected an object {{\"type\": …, \"tools\": [...]}}, got {item!r}")
+            raise ConfigError(f"{where}: expected an object {{\"type\": …, \"tools\": [...]}}, got {item!r}")
         unknown = set(item) - {"type", "tools"}
         if unknown:
-            raise ValueError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; a rule has type "
+            raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(map(str, unknown)))}; a rule has type "
                              "and tools")
         tools = item.get("tools")
         if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, str) for t in tools)):
-            raise ValueError(f"{where}.tools: expected a list of tool names, got {tools!r}")
+            raise ConfigError(f"{where}.tools: expected a list of tool names, got {tools!r}")
         rules.append(ToolRule(_rule_type(item["type"], f"{where}.type"), None if tools is None else tuple(tools)))
     return tuple(rules)
 
@@ -402,14 +403,14 @@ class PruneMessages(Strategy):
         super().__init__(params, ctx)
         self.reasoning = str(params["reasoning"])
         if self.reasoning not in REASONING_CHOICES:
-            raise ValueError(f"reasoning must be one of {', '.join(REASONING_CHOICES)}, got {self.reasoning!r}")
+            raise ConfigError(f"reasoning must be one of {', '.join(REASONING_CHOICES)}, got {self.reasoning!r}")
         self.rules = parse_tool_calls(params["tool_calls"])
         self.empty = str(params["empty_messages"])
         if self.empty not in EMPTY_CHOICES:
-            raise ValueError(f"empty_messages must be one of {', '.join(EMPTY_CHOICES)}, got {self.empty!r}")
+            raise ConfigError(f"empty_messages must be one of {', '.join(EMPTY_CHOICES)}, got {self.empty!r}")
         self.after_tokens = int(params["compact_after_tokens"])
         if self.after_tokens < 0:
-            raise ValueError(f"compact_after_tokens must be at least 0, got {self.after_tokens}")
+            raise ConfigError(f"compact_after_tokens must be at least 0, got {self.after_tokens}")
         self._runs: dict[int, int] = {}
         self._lengths = _JsonLengths()
         self._pruned: tuple[list[ModelMessage], list[ModelMessage]] | None = None
