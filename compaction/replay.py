@@ -411,7 +411,7 @@ def replay(
     log_summaries = tuple(e.summary for e in conversation.events if e.summary) or tuple(
         conversation.messages[i].text for i in sorted(conversation.log_summary_indices))
     ctx = RunContext(counter_obj, conversation.tools, context_window, compact_at, compact_to, log_summaries,
-                     conversation.usage, conversation.source)
+                     conversation.usage, conversation.source, conversation.events)
     runner = info.make_runner(values, ctx, reference=reference)
     skipped = hidden_from_agent(conversation) | (
         frozenset() if include_log_summaries else frozenset(conversation.log_summary_indices))

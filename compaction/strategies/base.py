@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..conversation import Source, ToolSchema, Usage
+from ..conversation import LogEvent, Source, ToolSchema, Usage
 from ..history import Entry
 from ..registry import Registry
 from ..tokens import Counter
@@ -123,6 +123,9 @@ class RunContext:
     usage: Mapping[int, Usage] = field(default_factory=dict)
     #: where the log came from: its model, the agent's version (for version-dependent defaults)
     source: Source | None = None
+    #: the log's own compactions (where the log stops being the uncompacted context: usage reported after the first
+    #: one describes a context that compaction changed)
+    events: tuple[LogEvent, ...] = ()
 
     def summarizer(self, params: Mapping[str, Any]):
         """The summarizer backend a summarizing strategy's params select (see :data:`SUMMARIZER_PARAMS`)."""
