@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import ConfigError
 from ..formats.claude_code_attachments import parse_version
 
 Version = tuple[int, ...]
@@ -113,11 +114,11 @@ def behaviour(version: Version) -> Behaviour:
 
 def resolve_version(forced: str, logged: str | None) -> tuple[Version, str]:
     """The version whose rules a replay follows, and where it came from: ``forced`` (a parameter) when set, else the
-    log's own ``version``, else :data:`LATEST_CHECKED`. A ``ValueError`` names a forced value that is no version."""
+    log's own ``version``, else :data:`LATEST_CHECKED`. A ``ConfigError`` names a forced value that is no version."""
     if forced.strip():
         parsed = parse_version(forced.strip())
         if parsed is None or len(parsed) < 2:
-            raise ValueError(f"claude_code_version: expected a Claude Code version such as 2.1.39, got {forced!r}")
+            raise ConfigError(f"claude_code_version: expected a Claude Code version such as 2.1.39, got {forced!r}")
         return parsed, "set"
     parsed = parse_version(logged) if logged else None
     if parsed is not None and len(parsed) >= 2:

@@ -22,7 +22,11 @@ uses the log's reported usage unchanged, and ``compactMetadata.preTokens`` is th
   so the replay stands in the content's characters / 4 for them; and from 2.1.33 Claude Code counts attachments the
   transcript does not record (hook output, reminders: three ``PostToolUse`` hook contexts are visible in this
   session's compaction request). ``unlogged_context`` adds them: 1,000 tokens by default from 2.1.33 (the residual
-  at this boundary is about 1,100), 0 before (those releases did not count attachments).
+  at this boundary is 1,165), 0 before (those releases did not count attachments). The replay measures 170,086.
+* The log reader merges a response's records into one message. Before 2.1.64 Claude Code anchored on the response's
+  last record, so results it ran while the response was still streaming (interleaved between the records, as in the
+  2.1.39 session) were not in its estimate; the replay estimates every result after the response: up to those
+  results' tokens more.
 
 The checks (``tests/test_claude_code_real_logs.py``, ``tools/claude_code_boundaries.py``): every real boundary is
 matched within two calls, at a measure within a few thousand tokens of ``preTokens``, and no stretch of the shared
@@ -42,8 +46,9 @@ starts over.
 oldest results of Read, Bash, Grep, Glob, Edit, Write, WebSearch, WebFetch beyond about 40,000 tokens of them, when
 that saves at least 20,000 and the context is past the warning threshold) or the time-based rule (2.1.81 on: after
 an hour's idle, all but the last 5 become ``[Old tool result content cleared]``, for that turn), or none (2.1.21 to
-2.1.80, where the server flag ``tengu_cache_plum_violet`` turned the token rule off: no public log of those releases
-shows a microcompaction). ``variant`` / ``microcompact`` force either. A time gap is measured from the first record
+2.1.80: the server flag ``tengu_cache_plum_violet`` turned the token rule off — the shared 2.1.39 session, where the
+rule would have cleared results twice, shows no microcompaction — and 2.1.64 removed it). ``variant`` /
+``microcompact`` force either. A time gap is measured from the first record
 of the last response (its last record can be up to a minute later).
 
 Not replayed: the session-memory compaction (a server-gated experiment that keeps recent messages verbatim), the
@@ -60,6 +65,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..conversation import Message
+from ..errors import ConfigError
 from ..history import Entry, inserted
 from ..tokens import Counter
 from . import _claude_code_microcompact as mc
@@ -169,7 +175,7 @@ class ClaudeCodeStrategy(Strategy):
         default = self.effective - AUTOCOMPACT_BUFFER
         pct = float(params["autocompact_pct_override"])
         if not 0 <= pct <= 100:
-            raise ValueError(f"autocompact_pct_override: expected a percentage from 0 (unset) to 100, got {pct}")
+            raise ConfigError(f"autocompact_pct_override: expected a percentage from 0 (unset) to 100, got {pct}")
         self.threshold = min(math.floor(self.effective * pct / 100), default) if pct > 0 else default
         self.warning = (self.threshold if self.auto_compact_on(params) else self.effective) - mc.WARNING_BUFFER
         unlogged = int(params["unlogged_context"])
@@ -182,6 +188,8 @@ class ClaudeCodeStrategy(Strategy):
         #: the compaction request's own conversation (a subagent file ``agent-acompact-…``) never compacts
         self.compaction_request = agent.startswith("acompact") or (
             source is not None and source.conversation_id.startswith("agent-acompact"))
+        #: the time-based rule changes what one turn sends, not what is stored: a projection
+        self.persistence = "project" if self.variant == "time" and not self.subagent else "rewrite"
         self.view = AgentView(ctx, self.counter, self.rules, self._cleared_copy)
         self.measured: list[Measured] = []
         self._token_rule_state = mc.TokenRule()
