@@ -18,7 +18,7 @@ while Claude Code held the final figure in memory (2.1.30–2.1.58): there the c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..conversation import LogEvent, Message
@@ -56,9 +56,11 @@ class _CallRecord:
 
 
 class AgentView:
-    """Follows a replay call by call: the originals appended, the real agent's context, and what each call sent."""
+    """Follows a replay call by call: the originals appended, the real agent's context, and what each call sent
+    (``cleared_text`` turns a result into what the log's own microcompaction left of it)."""
 
-    def __init__(self, ctx: RunContext, counter: Counter, b: Behaviour, cleared_text) -> None:
+    def __init__(self, ctx: RunContext, counter: Counter, b: Behaviour,
+                 cleared_text: Callable[[Message], Message]) -> None:
         self.ctx, self.counter, self.b = ctx, counter, b
         self._cleared_text = cleared_text
         self._seen: set[int] = set()

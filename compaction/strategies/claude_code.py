@@ -164,8 +164,8 @@ class ClaudeCodeStrategy(Strategy):
     def __init__(self, params: Mapping[str, Any], ctx: RunContext) -> None:
         super().__init__(params, ctx)
         source = ctx.source
-        version, self.version_from = resolve_version(str(params["claude_code_version"]),
-                                                     source.agent_version if source is not None else None)
+        version, _ = resolve_version(str(params["claude_code_version"]),
+                                     source.agent_version if source is not None else None)
         self.rules: Behaviour = behaviour(version)
         self.model = source.model if source is not None else None
         self.model_window = self._model_window(str(params["context_1m"]))
@@ -190,7 +190,7 @@ class ClaudeCodeStrategy(Strategy):
             source is not None and source.conversation_id.startswith("agent-acompact"))
         #: the time-based rule changes what one turn sends, not what is stored: a projection
         self.persistence = "project" if self.variant == "time" and not self.subagent else "rewrite"
-        self.view = AgentView(ctx, self.counter, self.rules, self._cleared_copy)
+        self.view = AgentView(ctx, self.counter, self.rules, lambda m: self._cleared_copy(m, time_based=False))
         self.measured: list[Measured] = []
         self._token_rule_state = mc.TokenRule()
         self._time: _TimeClearing | None = None
@@ -292,7 +292,7 @@ class ClaudeCodeStrategy(Strategy):
             result = e.message.tool_result
             if result is None or result.call_id not in ids or not _has_content(e.message):
                 continue
-            out[position] = e.replaced(self._cleared_copy(e.message), claude_code="microcompact")
+            out[position] = e.replaced(self._cleared_copy(e.message, time_based=False), claude_code="microcompact")
             cleared += 1
         self._token_rule_state.cleared(clearing)
         self.note(f"microcompact: cleared {plural(cleared, 'tool result')} ({clearing.saved:,} of "
@@ -300,12 +300,13 @@ class ClaudeCodeStrategy(Strategy):
                   f"{mc.KEEP_TOKENS:,})")
         return out
 
-    def _cleared_copy(self, message: Message) -> Message:
-        """A tool result as a microcompaction leaves it: the saved-file pointer, or the cleared text."""
+    def _cleared_copy(self, message: Message, time_based: bool) -> Message:
+        """A tool result as a microcompaction leaves it: the token rule's saved-file pointer (2.1 on), else the
+        cleared text."""
         result = message.tool_result
         if result is None:
             return message
-        if self.rules.clears_to_pointer and self.variant != "time":
+        if self.rules.clears_to_pointer and not time_based:
             text = mc.persisted_pointer(result.call_id or "", self.ctx.source, not isinstance(result.result, str))
         else:
             text = mc.CLEARED_TEXT
@@ -318,7 +319,7 @@ class ClaudeCodeStrategy(Strategy):
             return None
         saved = sum(mc.result_tokens(e.message) for e in entries
                     if e.message.tool_result is not None and e.message.tool_result.call_id in ids
-                    and _has_content(e.message))
+                    and _has_content(e.message) and e.message.tool_result.text != mc.CLEARED_TEXT)
         self._time = _TimeClearing(turn, ids, self._step)
         if self.measured:
             self.measured[-1] = replace(self.measured[-1], cleared=tuple(sorted(ids)))
@@ -335,7 +336,7 @@ class ClaudeCodeStrategy(Strategy):
             result = e.message.tool_result
             if (result is not None and result.call_id in ids and _has_content(e.message)
                     and result.text != mc.CLEARED_TEXT):
-                cleared = with_result_text(e.message, mc.CLEARED_TEXT, **{CLEARED_FLAG: True})
+                cleared = self._cleared_copy(e.message, time_based=True)
                 out[position] = e.replaced(cleared, claude_code="time-based")
                 changed = True
         return out if changed else None
