@@ -28,6 +28,8 @@ Run = tuple[str, Replay]
 
 SERIES_COLUMNS = ["step", "message_index", "series", "tokens"]
 EVENT_COLUMNS = ["step", "series", "event", "tokens_before", "tokens_sent", "note", "count"]
+LOGGED_COLUMNS = ["step", "series", "origin", "kind", "message_index", "tokens_before", "tokens_sent", "agent_tokens",
+                  "agent_tokens_after", "note"]
 RULE_COLUMNS = ["tokens", "kind", "label"]
 STRIP_COLUMNS = ["setup", "start", "end", "fate", "messages", "first_index", "last_index"]
 
@@ -87,6 +89,42 @@ def compaction_events(runs: Sequence[Run]) -> pd.DataFrame:
         if s.triggered
     ]
     return pd.DataFrame(rows, columns=EVENT_COLUMNS)
+
+
+def logged_and_replayed_compactions(runs: Sequence[Run]) -> pd.DataFrame:
+    """Per setup, the log's own compactions next to the replay's ("simulated vs actual" markers).
+
+    ``origin`` is ``log`` for a compaction the real agent recorded (Claude Code ``compact_boundary`` /
+    ``microcompact_boundary``, Roo Code's condense, OpenCode's prune…), at ``step``, the call right after it;
+    ``agent_tokens`` is the agent's own count before it (``preTokens``) and ``agent_tokens_after`` after it
+    (``postTokens``, or ``preTokens`` less ``tokensSaved``), when the log gives them. ``origin`` is ``replay`` for a
+    call the setup compacted before. On both, ``tokens_before`` / ``tokens_sent`` are the setup's own measures at that
+    call (the tokens chart's scale), so a marker sits on the setup's line. ``kind`` is the log's event kind; a
+    replayed compaction whose note names a microcompaction and no auto-compaction is ``microcompact``, any other
+    ``compaction``. One row per logged event and per compacted call, per setup."""
+    rows = []
+    for label, rep in runs:
+        series = series_name(label, rep)
+        for event in rep.conversation.events:
+            step = next((s for s in rep.steps if s.message_index >= event.message_index), None)
+            if step is None:
+                continue
+            after = event.post_tokens if event.post_tokens is not None else (
+                event.pre_tokens - event.tokens_saved if event.pre_tokens is not None and event.tokens_saved is not None
+                else None)
+            rows.append({"step": step.step, "series": series, "origin": "log", "kind": event.kind,
+                         "message_index": event.message_index, "tokens_before": step.tokens_before,
+                         "tokens_sent": step.tokens_sent, "agent_tokens": event.pre_tokens,
+                         "agent_tokens_after": after, "note": event.trigger or ""})
+        for s in rep.steps:
+            if s.compacted:
+                kind = "microcompact" if "microcompact" in s.note and "auto-compact" not in s.note else "compaction"
+                rows.append({"step": s.step, "series": series, "origin": "replay", "kind": kind,
+                             "message_index": s.message_index, "tokens_before": s.tokens_before,
+                             "tokens_sent": s.tokens_sent, "agent_tokens": None, "agent_tokens_after": None,
+                             "note": s.note})
+    frame = pd.DataFrame(rows, columns=LOGGED_COLUMNS)
+    return frame.astype({"agent_tokens": "Int64", "agent_tokens_after": "Int64"})
 
 
 def threshold_rules(runs: Sequence[Run], context_window: int | None = None) -> pd.DataFrame:

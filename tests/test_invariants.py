@@ -52,6 +52,11 @@ GROWTH_ALLOWED = {
     "agent_framework_python.summarization": _SUMMARY_GROWS + " (its trigger counts messages, not tokens)",
     "agent_framework.pipeline": _SUMMARY_GROWS,
     "codex.auto_compact": _SUMMARY_GROWS,
+    "claude_code.auto_compact": _SUMMARY_GROWS + " (with the files, todo list and skills Claude Code re-attaches; "
+                                "under a window below its output reserve + 13,000 it compacts before every call)",
+    "claude_code.microcompact": "a cleared result's pointer (or the time-based rule's `[Old tool result content "
+                                "cleared]`) can be longer than a short result; the rule weighs what it clears, not "
+                                "what it writes",
     "inspect_ai.summary": _SUMMARY_GROWS,
     "inspect_ai.edit": "a cleared-result placeholder can be longer than a short tool result",
     "swe_agent.last_n_observations": "the 'Old environment output' mask can be longer than a short observation",
