@@ -144,8 +144,10 @@ def test_threshold_is_effective_window_less_13000(version, model, params, thresh
 def test_a_reported_prompt_over_200k_means_the_1m_window():
     s = Session("2.1.39")
     s.call(250_000)
-    assert measured(s.conversation()).strategy.threshold == 1_000_000 - 20_000 - 13_000
-    assert measured(s.conversation(), context_1m="off").strategy.threshold == 167_000
+    # the model's own window (200k) given: `auto` takes the 1M window the reported prompt proves, `off` keeps 200k
+    model_window = {"context_window": 200_000}
+    assert measured_replay(s.conversation(), AUTO, {}, **model_window).strategy.threshold == 1_000_000 - 20_000 - 13_000
+    assert measured_replay(s.conversation(), AUTO, {"context_1m": "off"}, **model_window).strategy.threshold == 167_000
 
 
 # ================================================================================================== the estimate
