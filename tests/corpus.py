@@ -27,6 +27,8 @@ GRID_POLICIES = ((0.7, 0.4), (0.9, 0.2))
 OFFLINE_ONLY = {"openai-compatible"}
 #: text parameters that hold a count or ``all``: the grid tries both ends
 COUNT_OR_ALL = ("0", "all")
+#: what the grid sets a count to whose default is already its minimum
+SMALL_SETTING = 4_096
 
 
 def capped(conv: Conversation, calls: int = MAX_CALLS) -> Conversation:
@@ -74,6 +76,8 @@ def parameter_variants(strategy: str) -> list[dict]:
             continue
         if p.type in ("int", "float") and p.minimum is not None and p.minimum != p.default:
             variants.append({p.name: int(p.minimum) if p.type == "int" else p.minimum})
+        elif p.type == "int" and p.minimum is not None:  # the default is the minimum (e.g. 0 = "the model's own")
+            variants.append({p.name: min(int(p.minimum) + SMALL_SETTING, p.maximum or SMALL_SETTING)})
         elif p.type == "bool":
             variants.append({p.name: not p.default})
         elif p.type == "choice":

@@ -9,6 +9,7 @@ import json
 import pytest
 
 import compaction
+from conftest import real_log
 from compaction.analysis.claude_code_checks import measured_replay
 from compaction.conversation import (
     Conversation,
@@ -255,6 +256,21 @@ def test_auto_compact_sends_summary_then_reattachments():
     assert sent[1].meta["attachment"] == "file" and "/src/app.py" in sent[1].text and "ok" in sent[1].text
     assert not any(m.role in ("assistant", "tool") for m in sent)
     assert len(step.model_calls) == 1 and step.model_calls[0]["input_tokens"] > 0
+
+
+def test_reattachments_stand_for_nothing_so_repeated_compactions_stay_linear():
+    """The summary alone stands for the history: were every re-attached file to stand for it too, each compaction
+    would multiply the paths from the context to an original (the longest real log took minutes, not 0.2 s)."""
+    path = real_log("claude-code/marot-spotter__4d5611e5-241a-462a-8d15-5122611a9569.jsonl")
+    conv = max(compaction.load_all_conversations(path), key=lambda c: len(c.messages))
+    rep = compaction.replay(conv, AUTO, context_window=64_000)
+    compacted = [s.step for s in rep.steps if s.compacted]
+    assert len(compacted) >= 3
+    last = rep.context_at(rep.steps[-1].step)
+    reattached = [i for i in last if i.inserted_kind == "reinserted"]
+    summaries = [i for i in last if i.inserted_kind == "summary"]
+    assert reattached and all(i.represents == () for i in reattached)
+    assert len(summaries) == 1 and len(summaries[0].represents) > len(compacted)
 
 
 def test_the_summary_request_is_the_history_and_the_compaction_prompt():

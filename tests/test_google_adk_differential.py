@@ -181,7 +181,7 @@ def params_for(conv: Conversation, setup: Setup) -> dict:
     params = {"compaction_interval": setup.interval, "overlap_size": setup.overlap, "agent_name": AGENT,
               "token_threshold": 0, "event_retention_size": setup.retention}
     if setup.threshold_ratio:
-        baseline = compaction.replay(conv, STRATEGY, {**params, "compaction_interval": 0, "token_threshold": 10**9})
+        baseline = compaction.replay(conv, STRATEGY, {**params, "compaction_interval": 0, "token_threshold": 10**8})
         peak = max(s.tokens_uncompacted for s in baseline.steps)
         params["token_threshold"] = max(int(peak * setup.threshold_ratio), 1)
     return params

@@ -71,17 +71,37 @@ def gzip_bomb(path: Path, megabytes: int = 1024) -> Path:
     return path
 
 
+#: runs the CLI, then writes the process's own peak RSS (``VmHWM``: per address space, so it starts afresh at exec,
+#: unlike ``ru_maxrss``, which keeps the high-water mark of the forked copy of a large parent such as a test worker)
+_MEASURED_CLI = """
+import os, sys
+from compaction.cli import main
+try:
+    status = main(sys.argv[1:])
+finally:
+    with open("/proc/self/status") as f:
+        peak = next(line.split()[1] for line in f if line.startswith("VmHWM:"))
+    with open(os.environ["COMPACTION_LAB_PEAK_RSS_FILE"], "w") as out:
+        out.write(peak)
+sys.exit(status)
+"""
+
+
 def measure(path: Path) -> tuple[int, str, float, float]:
     """(exit status, first stderr line, seconds, peak RSS in MB) of ``python -m compaction info PATH``."""
+    with tempfile.NamedTemporaryFile(prefix="peak-rss-", delete=False) as peak_file:
+        peak_path = Path(peak_file.name)
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "compaction", "info", str(path)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak RSS
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    proc = subprocess.run([sys.executable, "-c", _MEASURED_CLI, "info", str(path)], cwd=ROOT,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          env={**os.environ, "COMPACTION_LAB_PEAK_RSS_FILE": str(peak_path)})
     elapsed = time.monotonic() - started
-    line = (err.decode(errors="replace").strip().splitlines() or [""])[0]
-    return proc.returncode, line, elapsed, usage.ru_maxrss / 1024
+    try:
+        peak_kb = float(peak_path.read_text() or 0)
+    finally:
+        peak_path.unlink(missing_ok=True)
+    line = (proc.stderr.decode(errors="replace").strip().splitlines() or [""])[0]
+    return proc.returncode, line, elapsed, peak_kb / 1024
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -360,7 +360,9 @@ class ClaudeCodeStrategy(Strategy):
             extra, made = list(own), "kept the log's own re-attachments"
         else:
             again = reattach(messages, self.rules.version, self.counter)
-            extra = [inserted(m, "reinserted", history) for m in again.messages]
+            # re-read files, todo list, skills: new content, standing for nothing (the summary stands for the history;
+            # were each also to stand for it, the paths to an original would multiply with every compaction)
+            extra = [inserted(m, "reinserted") for m in again.messages]
             made = f"re-attached {plural(len(extra), 'attachment')}"
             if again.unknown_files:
                 made += f" ({plural(again.unknown_files, 'recent file')} the log never showed in full left out)"
