@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import real_log
 
 import compaction
-from conftest import real_log
 from compaction.analysis.claude_code_checks import measured_replay
 from compaction.conversation import (
     Conversation,

@@ -146,6 +146,13 @@ def test_images_in_a_result_become_a_description():
     assert parts[1] == "[image: png, 0 bytes]" and isinstance(parts[2], File) and "[truncated:" in parts[0]
 
 
+def test_window_size_0_on_an_overflow_it_cannot_clear_stops_and_says_so():
+    """The system prompt alone over the window: window_size 0 has nothing left to remove (the replay once looped)."""
+    r = run([system("s" * 4_000), user("q"), assistant("a"), user("again"), assistant("b")], {"window_size": 0},
+            window=100)
+    assert len(r.steps) == 2 and "nothing left to trim" in r.steps[-1].note
+
+
 def test_an_unrecoverable_overflow_is_said():
     r = run([user("x" * 5000), assistant("y")], {}, window=100)
     assert r.steps[0].triggered and "the run would fail" in r.steps[0].note

@@ -237,6 +237,8 @@ class SlidingWindow(Strategy):
         pinned = [self._is_pinned(entries, messages, i) for i in range(len(messages))]
         if self.window == 0:
             drop = [m for m, p in zip(messages, pinned) if not p]
+            if not drop and overflow:  # nothing left to remove: the overflow cannot be recovered
+                raise Overflow
             self._notes.append(f"window_size 0 ({when}): removed {plural(len(drop), 'message')}")
             return self._without(entries, drop)
         if overflow and self.truncate:
