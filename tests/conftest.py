@@ -94,12 +94,3 @@ def browser():
 #: seconds a streamlit server (or a page) gets to come up
 STARTUP_SECONDS = SERVER_STARTUP_SECONDS
 
-
-@pytest.fixture(autouse=True)
-def _ungated_live_summarizer(monkeypatch):
-    """Each test starts in an ungated process: importing or running the app gates live summaries for the rest of the
-    worker's life (``gate_live_calls`` sets an environment variable), which must not leak into the next test."""
-    from compaction.summarizers import GATE_ENV
-
-    monkeypatch.setenv(GATE_ENV, "0")  # recorded, so the test's own changes are undone afterwards
-    monkeypatch.delenv(GATE_ENV)

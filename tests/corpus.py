@@ -14,7 +14,7 @@ from compaction.conversation import Conversation
 from compaction.formats import LoadError
 
 LOG_SUFFIXES = (".json", ".jsonl", ".traj", ".eval", ".md")
-MAX_CALLS = 60
+MAX_CALLS = 40
 #: windows as fractions of the log's uncompacted size (approx tokens): with compact_at 0.7 the hook triggers at 42%
 #: and 21% of the full log
 WINDOW_FRACTIONS = (0.6, 0.3)
@@ -71,17 +71,18 @@ def parameter_variants(strategy: str) -> list[dict]:
     """The defaults, then one parameter changed at a time: a number to its minimum, a switch flipped, a choice to
     each other value (at most :data:`MAX_VARIANTS` in all)."""
     variants: list[dict] = [{}]
+    fallback: list[dict] = []  # tried only when nothing else varies
     for p in compaction.strategies()[strategy].params:
         if p.advanced:
             continue
         if p.type in ("int", "float") and p.minimum is not None and p.minimum != p.default:
             variants.append({p.name: int(p.minimum) if p.type == "int" else p.minimum})
         elif p.type == "int" and p.minimum is not None:  # the default is the minimum (e.g. 0 = "the model's own")
-            variants.append({p.name: min(int(p.minimum) + SMALL_SETTING, p.maximum or SMALL_SETTING)})
+            fallback.append({p.name: min(int(p.minimum) + SMALL_SETTING, p.maximum or SMALL_SETTING)})
         elif p.type == "bool":
             variants.append({p.name: not p.default})
         elif p.type == "choice":
             variants += [{p.name: c} for c in p.choices if c != p.default and c not in OFFLINE_ONLY]
         elif p.type == "str" and "`all`" in p.help:
             variants += [{p.name: v} for v in COUNT_OR_ALL if v != p.default]
-    return variants[:MAX_VARIANTS]
+    return (variants if len(variants) > 1 else variants + fallback)[:MAX_VARIANTS]

@@ -400,8 +400,11 @@ class TestLangchainSummarization:
 
 
     def test_failed_summaries_skip_then_stop_the_run(self, monkeypatch, tmp_path):
+        from compaction.summarizers import GATE_ENV
+
         monkeypatch.delenv("OPENAI_API_KEY", raising=False)
         monkeypatch.setenv("HOME", str(tmp_path))  # no cached summaries
+        monkeypatch.delenv(GATE_ENV, raising=False)  # ungated (running the app gates the worker for good)
         params = {"trigger": "messages>=10", "keep": "messages=4", "summarizer": "openai-compatible",
                   "summarizer_model": "test-model-without-cache"}
         with pytest.raises(RuntimeError, match="SummarizationFailedError after 3"):
