@@ -93,4 +93,3 @@ def browser():
 
 #: seconds a streamlit server (or a page) gets to come up
 STARTUP_SECONDS = SERVER_STARTUP_SECONDS
-

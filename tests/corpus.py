@@ -69,7 +69,8 @@ def windows_for(conv: Conversation) -> list[int]:
 
 def parameter_variants(strategy: str) -> list[dict]:
     """The defaults, then one parameter changed at a time: a number to its minimum, a switch flipped, a choice to
-    each other value (at most :data:`MAX_VARIANTS` in all)."""
+    each other value (at most :data:`MAX_VARIANTS` in all); when none of these varies anything, a count whose
+    default is its minimum is set to :data:`SMALL_SETTING`."""
     variants: list[dict] = [{}]
     fallback: list[dict] = []  # tried only when nothing else varies
     for p in compaction.strategies()[strategy].params:
