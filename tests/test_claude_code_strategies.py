@@ -273,7 +273,7 @@ def test_reattachments_stand_for_nothing_so_repeated_compactions_stay_linear():
     assert len(summaries) == 1 and len(summaries[0].represents) > len(compacted)
 
 
-def test_the_summary_request_is_the_history_and_the_compaction_prompt():
+def test_the_summary_request_is_the_history_and_the_compaction_prompt(monkeypatch):
     conv = _to_threshold("2.1.14", 155_000)
     requests = []
     from compaction.summarizers import ExtractiveSummarizer
@@ -284,11 +284,8 @@ def test_the_summary_request_is_the_history_and_the_compaction_prompt():
         requests.append(request)
         return original_text(self, request)
 
-    pytest.MonkeyPatch().setattr(ExtractiveSummarizer, "text", spy)
-    try:
-        compaction.replay(conv, AUTO)
-    finally:
-        pytest.MonkeyPatch().undo()
+    monkeypatch.setattr(ExtractiveSummarizer, "text", spy)
+    compaction.replay(conv, AUTO)
     sent = requests[-1].prompt()
     assert sent[0].role == "system" and sent[0].text == SUMMARY_SYSTEM
     assert sent[-1].role == "user" and sent[-1].text == COMPACT_PROMPT
