@@ -531,7 +531,7 @@ def tangled_conversations(draw) -> Conversation:
     return Conversation(tuple(messages), (), Source("synthetic"))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conv=tangled_conversations(), case=st.sampled_from(sorted(CASES)))
 def test_incremental_annotation_matches_recomputation_on_tangled_conversations(conv, case):
     drive_case(conv, case)
