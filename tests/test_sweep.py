@@ -9,7 +9,8 @@ from compaction.analysis.costs import price_model
 from compaction.analysis.fastpath import fast_sweep_rows
 from compaction.analysis.sweep import Setup, evaluate, grid, linspace, sweep, thrash_count
 
-METRICS = ("dollars", "baseline_dollars", "peak_tokens", "tokens_sent", "compactions", "declined", "thrash")
+METRICS = ("dollars", "baseline_dollars", "peak_tokens", "tokens_sent", "compactions", "declined", "thrash",
+           "calls_over_window")
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,8 @@ from ..strategies import get_strategy
 from .costs import PriceModel, compare_costs, price_model
 from .information import information_loss
 
-METRICS = ("dollars", "peak_tokens", "compactions", "thrash", "information_loss", "tokens_sent", "declined")
+METRICS = ("dollars", "peak_tokens", "compactions", "thrash", "information_loss", "tokens_sent", "declined",
+           "calls_over_window")
 
 
 def thrash_count(compacted_steps: Sequence[int]) -> int:
@@ -34,7 +35,12 @@ def evaluate(conv: Conversation, setup: Setup, prices: PriceModel | None = None,
     """Every sweep metric for one setup. Invalid settings give ``{"error": reason}``.
 
     Setups the fast path covers (Haystack pruning with ``approx``) are computed there — the same numbers, tested —
-    unless ``fast=False``; everything else from a full replay."""
+    unless ``fast=False``; everything else from a full replay. ``calls_over_window`` counts the calls that sent more
+    than the context window (the log's own window when the setup gives none)."""
+    if setup.context_window is None:
+        from ..models import resolve_context_window
+
+        setup = setup.replace(context_window=int(resolve_context_window(conv).value))
     if fast:
         from .fastpath import fast_sweep_rows
 
@@ -56,6 +62,7 @@ def evaluate(conv: Conversation, setup: Setup, prices: PriceModel | None = None,
         "compactions": summary["compactions"],
         "declined": summary["declined_triggers"],
         "thrash": thrash_count(compacted),
+        "calls_over_window": sum(1 for s in rep.steps if s.tokens_sent > rep.context_window),
     }
     if with_information:
         row["information_loss"] = information_loss(rep).score
