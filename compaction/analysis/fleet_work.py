@@ -165,19 +165,21 @@ def run_task(task: Task) -> list[dict[str, Any]]:
 
 def _evaluate(path: str, digest: str, position: int, conv: Conversation, setups: Sequence[NamedSetup],
               prices: PriceModel, with_information: bool) -> list[dict[str, Any]]:
-    from .sweep import evaluate
+    from .sweep import evaluate_many
 
     head = {"log": path, "digest": digest, "conversation": conv.id, "conversation_index": position,
             "format": conv.format, "llm_calls": len(conv.llm_call_indices)}
-    rows = []
-    for named in setups:
-        try:
-            metrics = evaluate(conv, named.setup, prices, with_information)
-        except CompactionError as exc:
-            metrics = {"error": str(exc)}
-        rows.append({**head, "setup": named.name, "base": named.base, "values": dict(named.values),
-                     "setup_key": named.key, "context_window": named.setup.context_window, **metrics})
-    return rows
+    try:
+        results = evaluate_many(conv, [n.setup for n in setups], prices, with_information)
+    except CompactionError:  # one setup's error: each on its own, to say which
+        results = []
+        for named in setups:
+            try:
+                results.extend(evaluate_many(conv, [named.setup], prices, with_information))
+            except CompactionError as exc:
+                results.append({"error": str(exc)})
+    return [{**head, "setup": named.name, "base": named.base, "values": dict(named.values), "setup_key": named.key,
+             "context_window": named.setup.context_window, **metrics} for named, metrics in zip(setups, results)]
 
 
 @dataclass(frozen=True)
