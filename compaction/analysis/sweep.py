@@ -21,7 +21,7 @@ from ..policy import validate_threshold
 from ..setups import POLICY_KEYS, Setup
 from ..strategies import get_strategy
 from .costs import PriceModel, compare_costs, price_model
-from .information import information_loss
+from .information import information_score
 
 METRICS = ("dollars", "peak_tokens", "compactions", "thrash", "information_loss", "tokens_sent", "declined",
            "calls_over_window")
@@ -79,7 +79,7 @@ def _evaluate(conv: Conversation, setup: Setup, prices: PriceModel, with_informa
         "calls_over_window": sum(1 for s in rep.steps if s.tokens_sent > rep.context_window),
     }
     if with_information:
-        row["information_loss"] = information_loss(rep).score
+        row["information_loss"] = information_score(rep)
     quiet = all(not s.triggered and not s.model_calls and s.tokens_sent == s.tokens_before for s in rep.steps)
     return row, max((s.tokens_before for s in rep.steps), default=0) if quiet else None
 
