@@ -7,7 +7,6 @@ was expected — never a traceback.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import sys
 import traceback
@@ -261,20 +260,27 @@ def _prices(args: argparse.Namespace, conv: Conversation | None = None) -> Price
 
 
 def _write_rows(rows: list[dict[str, Any]], path: str | None, as_json: bool, out: TextIO) -> None:
-    """Rows as CSV (``-o x.csv``), JSON (``-o x.json`` or ``--json``), or a table on stdout."""
-    import pandas as pd
+    """Rows as CSV (``-o x.csv``; the columns in order of first appearance), JSON (``-o x.json`` or ``--json``), or
+    a table on stdout (pandas is imported for the table only)."""
+    if path and path.endswith(".json"):
+        with open(path, "w", encoding="utf-8") as fh:
+            _print_json(rows, fh)
+    elif path:
+        import csv
 
-    frame = pd.DataFrame(rows)
-    if path:
-        if path.endswith(".json"):
-            with open(path, "w", encoding="utf-8") as fh:
-                _print_json(rows, fh)
-        else:
-            frame.to_csv(path, index=False)
+        columns = list(dict.fromkeys(k for row in rows for k in row))
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(columns)
+            for row in rows:
+                writer.writerow(["" if row.get(c) is None else json.dumps(row[c]) if isinstance(row[c], (dict, list))
+                                 else row[c] for c in columns])
     elif as_json:
         _print_json(rows, out)
     else:
-        out.write(frame.to_string(index=False) + "\n")
+        import pandas as pd
+
+        out.write(pd.DataFrame(rows).to_string(index=False) + "\n")
 
 
 def cmd_sweep(args: argparse.Namespace, out: TextIO) -> None:
@@ -292,7 +298,7 @@ def cmd_sweep(args: argparse.Namespace, out: TextIO) -> None:
     if args.json and not args.output:
         _print_json({"axes": result.axes, "rows": result.rows, "best": best}, out)
         return
-    _write_rows(result.rows, args.output, False, out if not args.output else io.StringIO())
+    _write_rows(result.rows, args.output, False, out)
     for row in best:
         out.write(f"#{row['rank']} {row['why']}\n")
     if not best:
@@ -363,7 +369,7 @@ def cmd_fleet(args: argparse.Namespace, out: TextIO) -> None:
         _print_json({"rows": result.rows, "aggregate": result.aggregate(), "answer": found.to_json()}, out)
         return
     if args.output and args.output.endswith(".json"):
-        _write_rows(result.rows, args.output, False, io.StringIO())
+        _write_rows(result.rows, args.output, False, out)
     elif not args.output:
         _write_rows(result.rows, None, False, out)
     _write_rows(result.aggregate(), None, False, out)

@@ -12,6 +12,7 @@ metric with full replays).
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,9 +57,6 @@ class _Layout:
     call_nontext: list[int] = field(default_factory=list)
     call_positions: list[int] = field(default_factory=list)
     result_positions_list: list[int] = field(default_factory=list)
-    saved_tok_list: list[int] = field(default_factory=list)
-    saved_units_list: list[int] = field(default_factory=list)
-    saved_nontext_list: list[int] = field(default_factory=list)
     #: runs' memo: cold calls per TTL, baseline dollars per prices, each result's last need
     memo: dict = field(default_factory=dict, compare=False)
 
@@ -117,8 +115,7 @@ def _build_layout(conv: Conversation, cpt: float, placeholder: str, skip_keys: t
         originals=tuple(i for i in range(len(conv.messages)) if i not in conv.log_summary_indices),
         baseline_units=_with_tools(prefix_units[calls], prefix_nontext[calls], tools_units, cpt, calls),
         call_units_with_tools=(prefix_units[calls] + tools_units).tolist(), call_nontext=prefix_nontext[calls].tolist(),
-        call_positions=calls.tolist(), result_positions_list=list(results), saved_tok_list=list(saved_tok),
-        saved_units_list=list(saved_units), saved_nontext_list=list(saved_nt),
+        call_positions=calls.tolist(), result_positions_list=list(results),
     )
 
 
@@ -159,9 +156,7 @@ def _run(lay: _Layout, window: int, compact_at: float, compact_to: float, min_ke
     units_k = lay.prefix_units[calls]
     nontext_k = lay.prefix_nontext[calls]
     A, B, C = lay.call_units_with_tools, lay.call_nontext, lay.call_positions
-    eligible = np.nonzero((~lay.skippable) & (lay.result_tok > min_tokens) & (lay.saved_tok > 0))[0].tolist()
-    positions, saved_tok = lay.result_positions_list, lay.saved_tok_list
-    saved_units, saved_nt = lay.saved_units_list, lay.saved_nontext_list
+    eligible, cum_tok, cum_units, cum_nt, eligible_positions = _eligible(lay, min_tokens)
     threshold = window * compact_at
     target_base = int(window * compact_to)
     zero_first = T == 0
@@ -171,7 +166,6 @@ def _run(lay: _Layout, window: int, compact_at: float, compact_to: float, min_ke
     first_change = np.full(K, -1, dtype=np.int64)  # first message a compaction at k rewrote
     after: dict[int, int] = {}  # tokens sent at a triggered call
     compacted: list[int] = []
-    pruned: list[int] = []
     pruned_step: list[int] = []
     declined = 0
     k = 0
@@ -194,24 +188,21 @@ def _run(lay: _Layout, window: int, compact_at: float, compact_to: float, min_ke
         changed = False
         if current > target:
             # protected: results of the last `min_keep_steps` tool-calling steps that started before the call
-            started = _bisect_left(lay.step_starts, a)
+            started = bisect_left(lay.step_starts, a)
             first_protected = lay.step_first_result[max(started - min_keep_steps, 0)] if started else a
-            while ptr < len(eligible):
-                r = eligible[ptr]
-                position = positions[r]
-                if position >= first_protected:
-                    break
-                if not changed:
-                    first_change[k] = position
-                current -= saved_tok[r]
-                su += saved_units[r]
-                snt += saved_nt[r]
-                pruned.append(r)
-                pruned_step.append(k)
-                ptr += 1
+            # the oldest eligible results before the protected ones, until the count reaches the target (each
+            # saves tokens, so the running saving grows strictly: two binary searches find where the walk stops)
+            avail = bisect_left(eligible_positions, first_protected, ptr) - ptr
+            if avail > 0:
+                reach = bisect_left(cum_tok, cum_tok[ptr] + current - target, ptr + 1)
+                end = ptr + min(avail, reach - ptr)
+                first_change[k] = eligible_positions[ptr]
+                current -= cum_tok[end] - cum_tok[ptr]
+                su += cum_units[end] - cum_units[ptr]
+                snt += cum_nt[end] - cum_nt[ptr]
+                pruned_step.extend([k] * (end - ptr))
+                ptr = end
                 changed = True
-                if current <= target:
-                    break
         if changed:
             compacted.append(k)
             starts.append(k + 1)
@@ -230,18 +221,22 @@ def _run(lay: _Layout, window: int, compact_at: float, compact_to: float, min_ke
                                                                               count=len(after))
     read, write, uncached = _cache_split(lay, sent, first_change, saved_units_before, saved_nontext_before, prices,
                                          cold)
-    return _Run(sent, compacted, declined, pruned, pruned_step, read, write, uncached)
+    return _Run(sent, compacted, declined, eligible[:ptr].tolist(), pruned_step, read, write, uncached)
 
 
-def _bisect_left(values: Sequence[int], x: int) -> int:
-    lo, hi = 0, len(values)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if values[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+def _eligible(lay: _Layout, min_tokens: int) -> tuple[np.ndarray, list[int], list[int], list[int], list[int]]:
+    """The results pruning may replace under ``min_tokens`` (indices into the layout's results), and from the first
+    of them the running sums of the tokens, units and non-text tokens each saves, and their positions."""
+    key = ("eligible", min_tokens)
+    if key not in lay.memo:
+        eligible = np.nonzero((~lay.skippable) & (lay.result_tok > min_tokens) & (lay.saved_tok > 0))[0]
+
+        def running(values: np.ndarray) -> list[int]:
+            return [0, *np.cumsum(values[eligible]).tolist()]
+
+        lay.memo[key] = (eligible, running(lay.saved_tok), running(lay.saved_units), running(lay.saved_nontext),
+                         lay.result_positions[eligible].tolist())
+    return lay.memo[key]
 
 
 def _cold_calls(lay: _Layout, prices: PriceModel) -> np.ndarray:

@@ -208,6 +208,8 @@ def sweep(conv: Conversation, setup: Setup, axes: Mapping[str, Sequence[Any]], *
             raise ValueError(f"cannot sweep {name!r}: {setup.strategy} has parameters {', '.join(sorted(known))}")
     prices = prices or price_model()
     combos = grid(axes)
+    if "context_window" not in axes:
+        setup = _resolved(conv, setup)
     from .fastpath import fast_sweep_rows
 
     fast = fast_sweep_rows(conv, setup, combos, prices, with_information)
