@@ -158,3 +158,27 @@ def test_unknown_engine_and_missing_folder_are_clear_errors(tmp_path):
         fleet([], SETUPS, engine="spark")
     with pytest.raises(ValueError, match="not a folder"):
         find_logs(tmp_path / "nope")
+
+
+def test_the_cli_sweeps_every_discovered_session_and_resumes(tmp_path, monkeypatch, capsys):
+    from conftest import real_log
+
+    from compaction.cli import main
+
+    project = tmp_path / "home" / ".claude" / "projects" / "-work-demo"
+    project.mkdir(parents=True)
+    shutil.copy(real_log("claude-code/entireio-cli__checkpoint-76-62d755ef9f-2.jsonl"), project / "s1.jsonl")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for name in ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "CODEX_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    assert corpus(discovered=True) == [project / "s1.jsonl"]
+    out = tmp_path / "rows.csv"
+    argv = ["fleet", "--discovered", "--setup", "prune=haystack.tool_result_pruning", "--axis",
+            "prune:compact_at=0.5,0.9", "--context-window", "60000", "--workers", "1", "--max-compactions", "4",
+            "-o", str(out)]
+    assert main(argv) == 0
+    text = capsys.readouterr()
+    assert "best: prune compact_at=" in text.out and "open: " in text.out and "2 rows computed" in text.err
+    assert main(argv) == 0 and "0 rows computed, 2 from" in capsys.readouterr().err
+    assert main(["fleet", "--strategy", "haystack.tool_result_pruning"]) == 2
+    assert "give log files or folders, or --discovered" in capsys.readouterr().err
