@@ -334,15 +334,19 @@ def _information_score(conv: Conversation, lay: _Layout, run: _Run) -> int:
     if not run.pruned:
         return 0
     need = lay.memo.get("need")
-    if need is None:
+    if need is None:  # each result's last need, found the first time a run prunes it
+        need = lay.memo["need"] = np.full(len(lay.result_positions_list), -2, dtype=np.int64)
+        lay.memo["call_originals"] = np.array([lay.originals[p] for p in lay.call_positions], dtype=np.int64)
+    pruned = np.array(run.pruned, dtype=np.int64)
+    unknown = pruned[need[pruned] == -2]
+    if unknown.size:
         from .information import _conversation_index
 
         index = _conversation_index(conv)
-        need = lay.memo["need"] = np.array([index.latest_need(lay.originals[p]) for p in lay.result_positions_list],
-                                           dtype=np.int64)
-        lay.memo["call_originals"] = np.array([lay.originals[p] for p in lay.call_positions], dtype=np.int64)
+        for r in unknown.tolist():
+            need[r] = index.latest_need(lay.originals[lay.result_positions_list[r]])
     removed_from = lay.memo["call_originals"][np.array(run.pruned_step, dtype=np.int64)]
-    return int(np.count_nonzero(need[np.array(run.pruned, dtype=np.int64)] >= removed_from))
+    return int(np.count_nonzero(need[pruned] >= removed_from))
 
 
 def _baseline_dollars(lay: _Layout, prices: PriceModel, cold: np.ndarray) -> float:
