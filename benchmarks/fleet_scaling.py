@@ -70,23 +70,42 @@ def child(args: argparse.Namespace) -> None:
         from dask.distributed import LocalCluster
 
         started = time.perf_counter()
-        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        import dask
+
+        from compaction.analysis.fleet_engines import WORKER_CONFIG
+
+        with dask.config.set(WORKER_CONFIG):  # as the engine starts its own local cluster
+            cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                                   dashboard_address=None)
         kwargs = {"engine": "dask", "scheduler": cluster.scheduler_address}
         startup = time.perf_counter() - started
     else:
         startup = 0.0
+    worker_cpu: list[float] = []
+    if not args.old and args.engine == "local" and args.workers > 1:
+        from compaction.analysis import fleet_engines
+
+        close = fleet_engines.Engine.__exit__
+
+        def measured_exit(self, *exc):  # each pool process's CPU seconds, read before the pool shuts down
+            for pid in list(getattr(self._pool, "_processes", None) or ()):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                worker_cpu.append((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+            return close(self, *exc)
+
+        fleet_engines.Engine.__exit__ = measured_exit
     out = Path(tempfile.mkdtemp(prefix="fleet-bench-")) / "rows.csv"
+    started, cpu = time.perf_counter(), time.process_time()
     if args.old:
-        started = time.perf_counter()
         result = fleet(paths, setups, workers=args.workers)
     else:
-        started = time.perf_counter()
         result = fleet(paths, setups, workers=args.workers, output=out, **kwargs)
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     if cluster is not None:
         cluster.close()
     rows = sum(1 for r in result.rows if r.get("setup") is not None and "error" not in r and r.get("error") is None)
-    print(json.dumps({"rows": rows, "wall": wall, "startup": startup, "files": len(paths)}))
+    print(json.dumps({"rows": rows, "wall": wall, "startup": startup, "files": len(paths), "worker_cpu": worker_cpu,
+                      "fleet_cpu": cpu}))
 
 
 def measure(corpus: Path, engine: str, workers: int, src: Path | None = None) -> dict:
@@ -127,6 +146,13 @@ def run(corpus: Path, before_src: Path | None, dask: bool) -> list[Figure]:
                note=f"{two['wall']:.2f} s vs {one['wall']:.2f} s; floor (1 worker / 2) {one['wall'] / 2:.2f} s: "
                f"{two['wall'] / (one['wall'] / 2):.2f}× the floor; {two['rows'] / two['cpu']:,.0f} rows per CPU-s"),
     ]
+    if two.get("worker_cpu"):
+        busiest = max(two["worker_cpu"])
+        figures.insert(2, Figure("fleet, 2 local workers: speed-up bound from CPU (1 worker / busiest worker)",
+                                 one["fleet_cpu"] / busiest, "x", f">= {SPEEDUP_TARGET:g}", SPEEDUP_TARGET, True,
+                                 note="what the wall clock shows on an idle machine: workers "
+                                 + ", ".join(f"{c:.2f}" for c in two["worker_cpu"])
+                                 + f" CPU-s vs {one['fleet_cpu']:.2f} in one worker's fleet()"))
     if before_src is not None:
         old = measure(corpus, "local", 1, before_src)
         old_rate = old["rows"] / old["cpu"]

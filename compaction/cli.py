@@ -364,6 +364,10 @@ def cmd_fleet(args: argparse.Namespace, out: TextIO) -> None:
                            output=stream)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+        except KeyboardInterrupt:
+            kept = f"; the rows computed so far are in {stream}: run the same command to resume" if stream else ""
+            print(f"compaction: interrupted{kept}", file=sys.stderr)
+            raise SystemExit(130) from None
     found = result.answer(constraints, open_count=args.open)
     if args.json and not args.output:
         _print_json({"rows": result.rows, "aggregate": result.aggregate(), "answer": found.to_json()}, out)

@@ -182,3 +182,15 @@ def test_the_cli_sweeps_every_discovered_session_and_resumes(tmp_path, monkeypat
     assert main(argv) == 0 and "0 rows computed, 2 from" in capsys.readouterr().err
     assert main(["fleet", "--strategy", "haystack.tool_result_pruning"]) == 2
     assert "give log files or folders, or --discovered" in capsys.readouterr().err
+
+
+def test_a_folder_session_is_fingerprinted_by_its_files(tmp_path):
+    session = tmp_path / "task"
+    (session / "sub").mkdir(parents=True)
+    (session / "api_conversation_history.json").write_text("[]")
+    (session / "sub" / "ui_messages.json").write_text("[]")
+    first = file_digest(session)
+    (session / "sub" / "ui_messages.json").write_text("[1]")
+    assert file_digest(session) != first
+    (session / "sub" / "ui_messages.json").write_text("[]")
+    assert file_digest(session) == first

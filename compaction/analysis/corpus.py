@@ -32,7 +32,8 @@ def find_logs(folder: str | Path) -> list[Path]:
 def corpus(sources: Iterable[str | Path] = (), *, discovered: bool = False, home: str | Path | None = None,
            agents: Iterable[str] | None = None) -> list[Path]:
     """The log files of ``sources`` (each a folder, searched recursively, or a file) and, with ``discovered``,
-    of every session :func:`compaction.discover.discover` finds under ``home``; each file once, in the order given.
+    of every session :func:`compaction.discover.discover` finds under ``home`` (its file, or the folder its reader
+    reads as one log); each once, in the order given.
 
     ``ValueError`` names a source that is neither a file nor a folder."""
     found: dict[str, Path] = {}
@@ -49,19 +50,22 @@ def corpus(sources: Iterable[str | Path] = (), *, discovered: bool = False, home
         from ..discover import discover
 
         for session in discover(home, agents=agents):
-            path = Path(session.path)
-            if path.is_file():
+            path = Path(session.path)  # a file, or a folder its agent's reader reads as one log (Cline's tasks)
+            if path.exists():
                 found.setdefault(str(path), path)
-            elif path.is_dir():
-                for p in find_logs(path):
-                    found.setdefault(str(p), p)
     return list(found.values())
 
 
 def file_digest(path: str | Path, chunk: int = 1 << 20) -> str:
-    """A fingerprint of the file's bytes (BLAKE2b, 128 bits, hex): the cache key of everything computed from it."""
+    """A fingerprint of the file's bytes (BLAKE2b, 128 bits, hex): the cache key of everything computed from it. A
+    folder (a session kept as several files) is fingerprinted by the names and bytes of every file in it."""
     h = hashlib.blake2b(digest_size=16)
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
+    root = Path(path)
+    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
+    for file in files:
+        if root.is_dir():
+            h.update(str(file.relative_to(root)).encode("utf-8", "surrogateescape") + b"\0")
+        with open(file, "rb") as fh:
+            while block := fh.read(chunk):
+                h.update(block)
     return h.hexdigest()

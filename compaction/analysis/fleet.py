@@ -142,11 +142,13 @@ def fleet(logs: Iterable[str | Path], setups: Sequence[tuple[str, Setup]] | Sequ
     def keep(new: Sequence[dict[str, Any]]) -> None:
         nonlocal computed
         fresh = [canonical(r) for r in new]
-        unseen = [r for r in fresh if row_key(r) not in cached]
+        unseen = []
+        for r in fresh:  # rows of the same bytes (a copy of a log) are kept once
+            if row_key(r) not in cached:
+                cached[row_key(r)] = r
+                unseen.append(r)
         if store is not None and unseen:
             store.append(unseen)
-        for r in unseen:
-            cached[row_key(r)] = r
         computed += len(unseen)
         rows.extend(fresh)
 
@@ -186,33 +188,37 @@ def fleet(logs: Iterable[str | Path], setups: Sequence[tuple[str, Setup]] | Sequ
         except OSError:
             entry = None
             stat = None
-        if entry is not None and stat is not None and (entry.size, entry.mtime_ns) == (stat.st_size, stat.st_mtime_ns):
+        # a folder's own size and time do not follow its files' bytes: a folder is indexed (digested) every run
+        if (entry is not None and stat is not None and not os.path.isdir(path)
+                and (entry.size, entry.mtime_ns) == (stat.st_size, stat.st_mtime_ns)):
             items.extend(plan(entry))
         else:
             unknown.append((stat.st_size if stat is not None else 0, path))
             total += len(named)  # a guess of one conversation until it is indexed
     items.sort(key=lambda t: -t.weight)
-    # the largest unknown files first: they may fan out into many tasks
-    items[:0] = [FileTask(path, named, prices, with_information, task_weight)
-                 for _, path in sorted(unknown, key=lambda u: -u[0])]
+    # the largest unknown files first (they may fan out into many tasks); small ones travel together
+    items[:0] = _grouped([(size, FileTask(path, named, prices, with_information, task_weight))
+                          for size, path in sorted(unknown, key=lambda u: -u[0])])
 
     def more(item: Any, result: Any) -> list[Task]:
         nonlocal total
-        if not isinstance(item, FileTask):
+        if not isinstance(item, tuple):
             return []
-        outcome: FileOutcome = result
-        if store is not None:
-            store.add_index(outcome.index)
-        total -= len(named)
-        if outcome.complete:
-            total += len(outcome.rows)
-            return []
-        return plan(outcome.index)
+        queued: list[Task] = []
+        for outcome in result:
+            if store is not None:
+                store.add_index(outcome.index)
+            total -= len(named)
+            if outcome.complete:
+                total += len(outcome.rows)
+            else:
+                queued.extend(plan(outcome.index))
+        return queued
 
     try:
         with Engine(engine, workers, scheduler) as runner:
             for _item, result in runner.run(items, _work, more):
-                new = result.rows if isinstance(result, FileOutcome) else result
+                new = [r for o in result for r in o.rows] if isinstance(_item, tuple) else result
                 keep(new)
                 report(len(new))
     finally:
@@ -223,6 +229,28 @@ def fleet(logs: Iterable[str | Path], setups: Sequence[tuple[str, Setup]] | Sequ
     return FleetResult(rows, [n.name for n in named], computed)
 
 
-def _work(item: FileTask | Task) -> FileOutcome | list[dict[str, Any]]:
-    """What a worker does with one queued item."""
-    return run_file(item) if isinstance(item, FileTask) else run_task(item)
+#: files smaller than this are indexed (and run) several to a task, up to this many bytes a task
+GROUP_BYTES = 1 << 20
+
+
+def _grouped(files: Sequence[tuple[int, FileTask]]) -> list[tuple[FileTask, ...]]:
+    """File tasks (largest first) in groups: a file of at least :data:`GROUP_BYTES` alone, smaller ones together up
+    to that many bytes (fewer round trips to the workers; a cluster's scheduler sees a few hundred tasks, not one
+    per session)."""
+    groups: list[tuple[FileTask, ...]] = []
+    current: list[FileTask] = []
+    size = 0
+    for bytes_, task in files:
+        if current and size + bytes_ > GROUP_BYTES:
+            groups.append(tuple(current))
+            current, size = [], 0
+        current.append(task)
+        size += bytes_
+    if current:
+        groups.append(tuple(current))
+    return groups
+
+
+def _work(item: tuple[FileTask, ...] | Task) -> list[FileOutcome] | list[dict[str, Any]]:
+    """What a worker does with one queued item: a group of files to index (and run), or a task."""
+    return [run_file(task) for task in item] if isinstance(item, tuple) else run_task(item)

@@ -20,6 +20,12 @@ from typing import Any
 ENGINES = ("local", "dask")
 #: tasks in flight per worker
 IN_FLIGHT = 4
+#: the Dask settings of a local cluster the engine starts: no statistical profiler sampling every thread every
+#: 10 ms, no GIL-contention sampling every 1 ms, and the event loops' housekeeping (tick every 20 ms, system monitor
+#: every 0.5 s) slowed down — a fleet of long pure-Python tasks needs none of it (on a real cluster, set them in its
+#: workers' Dask configuration)
+WORKER_CONFIG = {"distributed.worker.profile.enabled": False, "distributed.admin.system-monitor.gil.enabled": False,
+                 "distributed.admin.tick.interval": "1s", "distributed.admin.system-monitor.interval": "5s"}
 
 
 class Engine:
@@ -42,8 +48,12 @@ class Engine:
                 raise ValueError("the dask engine needs dask.distributed: pip install 'compaction-lab[fleet]' "
                                  "(or 'dask[distributed]')") from exc
             if self.scheduler is None:
-                self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                             dashboard_address=None)
+                import dask
+
+                # the workers' statistical profiler samples every thread every 10 ms: a fleet does not need it
+                with dask.config.set(WORKER_CONFIG):
+                    self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
+                                                 dashboard_address=None)
                 self._client = Client(self._cluster)
             else:
                 try:
