@@ -18,8 +18,10 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from typing import Any
 
 ENGINES = ("local", "dask")
-#: tasks in flight per worker
+#: tasks in flight per worker: a local pool hands them out at once; a Dask scheduler needs a deeper queue to keep
+#: its workers busy across its round trips (a task is a few paths and setups, so memory stays small either way)
 IN_FLIGHT = 4
+DASK_IN_FLIGHT = 64
 #: the Dask settings of a local cluster the engine starts: no statistical profiler sampling every thread every
 #: 10 ms, no GIL-contention sampling every 1 ms, and the event loops' housekeeping (tick every 20 ms, system monitor
 #: every 0.5 s) slowed down — a fleet of long pure-Python tasks needs none of it (on a real cluster, set them in its
@@ -112,7 +114,7 @@ class Engine:
     def _run_dask(self, queue: deque, fn: Callable[[Any], Any], more) -> Iterator[tuple[Any, Any]]:
         from dask.distributed import as_completed
 
-        limit = self.slots * IN_FLIGHT
+        limit = self.slots * DASK_IN_FLIGHT
         submitted = 0
 
         def submit(item: Any):
