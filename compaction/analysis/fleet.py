@@ -24,7 +24,18 @@ from .costs import PriceModel, price_model
 from .fleet_answer import Constraints, FleetAnswer, answer
 from .fleet_engines import Engine
 from .fleet_store import RowStore, canonical, row_key
-from .fleet_work import FileIndex, FileOutcome, FileTask, NamedSetup, Task, named_setups, run_file, run_task, weight
+from .fleet_work import (
+    FileIndex,
+    FileOutcome,
+    FileTask,
+    NamedSetup,
+    Task,
+    forget,
+    named_setups,
+    run_file,
+    run_task,
+    weight,
+)
 
 __all__ = ["LOG_SUFFIXES", "FleetResult", "corpus", "find_logs", "fleet", "run_log", "TASK_WEIGHT"]
 
@@ -37,7 +48,10 @@ def run_log(path: str, setups: Sequence[tuple[str, Setup]], prices: PriceModel,
             with_information: bool = True) -> list[dict[str, Any]]:
     """Rows for one log, computed here: one per (conversation, setup); a load failure gives one error row."""
     named = tuple(named_setups(setups, prices, with_information))
-    outcome = run_file(FileTask(str(path), named, prices, with_information, max_weight=2**62))
+    try:
+        outcome = run_file(FileTask(str(path), named, prices, with_information, max_weight=2**62))
+    finally:
+        forget()
     return [canonical(r) for r in outcome.rows]
 
 
@@ -222,6 +236,7 @@ def fleet(logs: Iterable[str | Path], setups: Sequence[tuple[str, Setup]] | Sequ
                 keep(new)
                 report(len(new))
     finally:
+        forget()  # an inline run read the files here: free them
         if store is not None:
             store.close()
     rows.sort(key=lambda r: (order.get(r["log"], len(order)), r.get("conversation_index", -1),

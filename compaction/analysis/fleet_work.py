@@ -117,6 +117,11 @@ def _read(path: str, digest: str) -> list[Conversation] | LoadError:
     return value
 
 
+def forget() -> None:
+    """Drop the files this process keeps read (a fleet run inline frees them when it ends)."""
+    _loaded.clear()
+
+
 def index_file(path: str) -> FileIndex:
     """Read one file (on the worker) and say what it holds; a file that cannot be read gives its error."""
     try:
