@@ -27,7 +27,11 @@ DASK_IN_FLIGHT = 64
 #: every 0.5 s) slowed down — a fleet of long pure-Python tasks needs none of it (on a real cluster, set them in its
 #: workers' Dask configuration)
 WORKER_CONFIG = {"distributed.worker.profile.enabled": False, "distributed.admin.system-monitor.gil.enabled": False,
-                 "distributed.admin.tick.interval": "1s", "distributed.admin.system-monitor.interval": "5s"}
+                 "distributed.admin.tick.interval": "1s", "distributed.admin.system-monitor.interval": "5s",
+                 # a worker imports what the tasks run as it starts (a local pool's forks inherit it), not on its
+                 # first task
+                 "distributed.worker.preload": ["compaction.analysis.fleet", "compaction.analysis.sweep",
+                                                "compaction.analysis.fastpath"]}
 
 
 class Engine:
