@@ -7,7 +7,6 @@ was expected — never a traceback.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import sys
 import traceback
@@ -261,20 +260,27 @@ def _prices(args: argparse.Namespace, conv: Conversation | None = None) -> Price
 
 
 def _write_rows(rows: list[dict[str, Any]], path: str | None, as_json: bool, out: TextIO) -> None:
-    """Rows as CSV (``-o x.csv``), JSON (``-o x.json`` or ``--json``), or a table on stdout."""
-    import pandas as pd
+    """Rows as CSV (``-o x.csv``; the columns in order of first appearance), JSON (``-o x.json`` or ``--json``), or
+    a table on stdout (pandas is imported for the table only)."""
+    if path and path.endswith(".json"):
+        with open(path, "w", encoding="utf-8") as fh:
+            _print_json(rows, fh)
+    elif path:
+        import csv
 
-    frame = pd.DataFrame(rows)
-    if path:
-        if path.endswith(".json"):
-            with open(path, "w", encoding="utf-8") as fh:
-                _print_json(rows, fh)
-        else:
-            frame.to_csv(path, index=False)
+        columns = list(dict.fromkeys(k for row in rows for k in row))
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(columns)
+            for row in rows:
+                writer.writerow(["" if row.get(c) is None else json.dumps(row[c]) if isinstance(row[c], (dict, list))
+                                 else row[c] for c in columns])
     elif as_json:
         _print_json(rows, out)
     else:
-        out.write(frame.to_string(index=False) + "\n")
+        import pandas as pd
+
+        out.write(pd.DataFrame(rows).to_string(index=False) + "\n")
 
 
 def cmd_sweep(args: argparse.Namespace, out: TextIO) -> None:
@@ -292,36 +298,94 @@ def cmd_sweep(args: argparse.Namespace, out: TextIO) -> None:
     if args.json and not args.output:
         _print_json({"axes": result.axes, "rows": result.rows, "best": best}, out)
         return
-    _write_rows(result.rows, args.output, False, out if not args.output else io.StringIO())
+    _write_rows(result.rows, args.output, False, out)
     for row in best:
         out.write(f"#{row['rank']} {row['why']}\n")
     if not best:
         out.write("no configuration meets the constraints (peak ≤ window × safety, compactions ≤ max)\n")
 
 
+def _fleet_axes(specs: Sequence[str], labels: Sequence[str]) -> dict[str, dict[str, list[Any]]]:
+    """``--axis [LABEL:]NAME=SPEC`` per setup label: an axis without a label applies to every setup."""
+    axes: dict[str, dict[str, list[Any]]] = {label: {} for label in labels}
+    for text in specs:
+        head, sep, _ = text.partition("=")
+        label, colon, _ = head.partition(":")
+        name, values = _parse_axis(text[len(label) + 1:] if colon and sep else text)
+        if colon and sep:
+            if label not in axes:
+                raise UsageError(f"--axis {text!r}: no setup is labelled {label!r} (labels: {', '.join(labels)})")
+            axes[label][name] = values
+        else:
+            for chosen in axes.values():
+                chosen[name] = values
+    return axes
+
+
 def cmd_fleet(args: argparse.Namespace, out: TextIO) -> None:
-    from .analysis.fleet import LOG_SUFFIXES, find_logs, fleet
+    from .analysis.corpus import LOG_SUFFIXES, corpus
+    from .analysis.fleet import fleet
+    from .analysis.fleet_answer import Constraints
+    from .analysis.fleet_progress import progress_bar
+    from .analysis.fleet_work import NamedSetup
     from .analysis.sweep import grid
 
     if args.context_window is None:  # one window for logs of any model: say so
         args.context_window = FLEET_CONTEXT_WINDOW
     setups = _setups(args)
-    if args.axis:
-        axes = dict(_parse_axis(a) for a in args.axis)
-        setups = [(f"{label} {' '.join(f'{k}={v}' for k, v in values.items())}", setup.with_values(values))
-                  for label, setup in setups for values in grid(axes)]
-    logs = find_logs(args.folder)
+    axes = _fleet_axes(args.axis or (), [label for label, _ in setups])
+    named = []
+    for label, setup in setups:
+        for values in grid(axes[label]) if axes[label] else [{}]:
+            try:
+                setup.info.resolve_params({k: v for k, v in values.items() if k not in ("context_window",
+                                                                                         "compact_at", "compact_to")})
+            except (ValueError, CompactionError) as exc:
+                raise UsageError(f"--axis for {label}: {exc}") from None
+            name = f"{label} {' '.join(f'{k}={v}' for k, v in values.items())}" if values else label
+            named.append(NamedSetup(name, setup.with_values(values), label, tuple(values.items())))
+    if not args.logs and not args.discovered:
+        raise UsageError("give log files or folders, or --discovered for every session `discover` finds")
+    try:
+        logs = corpus(args.logs, discovered=args.discovered)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if not logs:
-        raise UsageError(f"{args.folder}: no log files ({', '.join(LOG_SUFFIXES)})")
-    result = fleet(logs, setups, prices=_prices(args), engine=args.engine, workers=args.workers,
-                   scheduler=args.scheduler, with_information=not args.no_information)
+        raise UsageError(f"{', '.join(args.logs) or 'discover'}: no log files ({', '.join(LOG_SUFFIXES)}, "
+                         ".aider.chat.history.md)")
+    stream = args.output if args.output and not args.output.endswith(".json") else None
+    constraints = Constraints(safety=args.safety, max_calls_over_window=args.max_calls_over_window,
+                              max_compactions=args.max_compactions, max_information_loss=args.max_information_loss,
+                              max_cost_ratio=args.max_cost_ratio, coverage=args.coverage)
+    with progress_bar(args.progress or sys.stderr.isatty()) as progress:
+        try:
+            result = fleet(logs, named, prices=_prices(args), engine=args.engine, workers=args.workers,
+                           scheduler=args.scheduler, with_information=not args.no_information, progress=progress,
+                           output=stream)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        except KeyboardInterrupt:
+            kept = f"; the rows computed so far are in {stream}: run the same command to resume" if stream else ""
+            print(f"compaction: interrupted{kept}", file=sys.stderr)
+            raise SystemExit(130) from None
+    found = result.answer(constraints, open_count=args.open)
     if args.json and not args.output:
-        _print_json({"rows": result.rows, "aggregate": result.aggregate()}, out)
+        _print_json({"rows": result.rows, "aggregate": result.aggregate(), "answer": found.to_json()}, out)
         return
-    _write_rows(result.rows, args.output, False, out if not args.output else io.StringIO())
+    if args.output and args.output.endswith(".json"):
+        _write_rows(result.rows, args.output, False, out)
+    elif not args.output:
+        _write_rows(result.rows, None, False, out)
     _write_rows(result.aggregate(), None, False, out)
+    for line in found.lines():
+        out.write(line + "\n")
+    for row in found.open_next:
+        out.write(f"open: {row['log']} --conversation {row['conversation']}  ({row['why']})\n")
     for row in result.errors:
         out.write(f"error: {row['log']}: {row['error']}\n")
+    if stream:
+        print(f"compaction: {result.computed:,} rows computed, {len(result.rows) - result.computed:,} from {stream}",
+              file=sys.stderr)
 
 
 def _add_setup_args(p: argparse.ArgumentParser, single: bool) -> None:
@@ -336,14 +400,17 @@ def _add_setup_args(p: argparse.ArgumentParser, single: bool) -> None:
     p.add_argument("--compact-at", type=float, default=0.7)
     p.add_argument("--compact-to", type=float, default=0.4)
     p.add_argument("--counter", default=DEFAULT_COUNTER)
-    p.add_argument("--axis", action="append", metavar="NAME=START:STOP:COUNT|V1,V2")
+    p.add_argument("--axis", action="append", metavar="NAME=START:STOP:COUNT|V1,V2" if single else
+                   "[LABEL:]NAME=START:STOP:COUNT|V1,V2", help=None if single else
+                   "sweep a parameter of every setup, or of the setup labelled LABEL")
     p.add_argument("--model", default=None,
                    help="price preset (see compaction/analysis/prices.json); default: the preset of the model the "
                         "log names" if single else f"price preset (default {FLEET_PRICE_PRESET})")
     p.add_argument("--ttl", default="5m", choices=("5m", "1h"))
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--no-information", action="store_true", help="skip the information-loss score (faster)")
-    p.add_argument("-o", "--output", help="write rows to a .csv or .json file")
+    p.add_argument("-o", "--output", help="write rows to a .csv or .json file" + ("" if single else
+                   "; fleet: .csv (or a .parquet folder) is streamed and is the cache a re-run resumes from"))
     p.add_argument("--json", action="store_true")
 
 
@@ -390,11 +457,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-compactions", type=int, help="best setup: at most this many compactions")
     p.set_defaults(func=cmd_sweep)
 
-    p = sub.add_parser("fleet", help="run setups (or a sweep) over every log in a folder")
-    p.add_argument("folder")
+    p = sub.add_parser("fleet", help="run setups (or sweeps of them) over a corpus of logs")
+    p.add_argument("logs", nargs="*", help="log files and folders of logs (searched recursively)")
+    p.add_argument("--discovered", action="store_true", help="also every session `discover` finds on this machine")
     _add_setup_args(p, single=False)
     p.add_argument("--engine", default="local", choices=("local", "dask"))
-    p.add_argument("--scheduler", help="dask.distributed scheduler address (engine dask)")
+    p.add_argument("--scheduler", metavar="ADDR", help="a running dask.distributed scheduler, e.g. tcp://host:8786 "
+                   "(engine dask; without it a local cluster of --workers processes)")
+    p.add_argument("--progress", action="store_true", help="a progress bar on stderr even when it is not a terminal")
+    p.add_argument("--safety", type=float, default=1.0, help="best setting: peak ≤ window × safety per session")
+    p.add_argument("--max-compactions", type=int, help="best setting: at most this many compactions per session")
+    p.add_argument("--max-calls-over-window", type=int, help="best setting: at most this many calls over the window")
+    p.add_argument("--max-information-loss", type=int, help="best setting: information-loss score at most this")
+    p.add_argument("--max-cost-ratio", type=float, help="best setting: $ ≤ this × the session's uncompacted $")
+    p.add_argument("--coverage", type=float, default=1.0,
+                   help="best setting: meets the constraints on at least this share of the sessions (default 1)")
+    p.add_argument("--open", type=int, default=5, metavar="N", help="sessions to open: how many to list")
     p.set_defaults(func=cmd_fleet)
 
     p = sub.add_parser("export", help="a setup as production code for its framework")

@@ -1,4 +1,5 @@
-"""Fleet runs equal per-log runs, locally and on a Dask LocalCluster; a bad log costs only itself."""
+"""Fleet runs equal per-log runs, locally and on a Dask LocalCluster; work splits by (conversation, setup batch);
+rows stream to a resumable CSV or Parquet output that is also the cache; the answer respects the constraints."""
 
 from __future__ import annotations
 
@@ -6,8 +7,12 @@ import shutil
 
 import pytest
 
+from compaction.analysis.corpus import corpus, file_digest
 from compaction.analysis.costs import price_model
 from compaction.analysis.fleet import find_logs, fleet, run_log
+from compaction.analysis.fleet_answer import Constraints
+from compaction.analysis.fleet_store import RowStore
+from compaction.analysis.fleet_work import NamedSetup
 from compaction.analysis.sweep import Setup
 
 SETUPS = [
@@ -15,6 +20,12 @@ SETUPS = [
     ("collapse", Setup("agent_framework.tool_result_compaction", context_window=20000,
                        params={"minimum_preserved_groups": 4})),
 ]
+SWEPT = [NamedSetup(f"prune at={a}", Setup("haystack.tool_result_pruning", context_window=20000, compact_at=a),
+                    "prune", (("compact_at", a),)) for a in (0.5, 0.7, 0.9)]
+
+
+def _key(row):
+    return row["log"], row.get("conversation_index", -1), str(row.get("setup"))
 
 
 @pytest.fixture(scope="module")
@@ -39,12 +50,24 @@ def test_find_logs_recurses_and_filters(folder):
     assert "notes.txt" not in names and "copy.json" in names and "broken.json" in names
 
 
+def test_corpus_takes_folders_and_files_once_and_names_a_missing_source(folder, tmp_path):
+    logs = find_logs(folder)
+    assert corpus([folder, logs[0]]) == logs
+    assert corpus([logs[1], logs[0]]) == [logs[1], logs[0]]
+    with pytest.raises(ValueError, match="nope: no such file or folder"):
+        corpus([tmp_path / "nope"])
+    history = tmp_path / "proj" / ".aider.chat.history.md"
+    history.parent.mkdir()
+    history.write_text("# aider chat started at 2025-01-01 00:00:00\n")
+    (tmp_path / "proj" / "README.md").write_text("# not a log")
+    assert corpus([tmp_path / "proj"]) == [history]
+
+
 def test_local_fleet_equals_per_log_runs(folder):
     logs = find_logs(folder)
     result = fleet(logs, SETUPS, workers=2, with_information=False)
     expected = [row for p in logs for row in run_log(str(p), SETUPS, price_model(), False)]
-    key = lambda r: (r["log"], str(r.get("conversation")), str(r.get("setup")))  # noqa: E731
-    assert sorted(result.rows, key=key) == sorted(expected, key=key)
+    assert sorted(result.rows, key=_key) == sorted(expected, key=_key)
     assert len(result.errors) == 1 and "broken.json" in result.errors[0]["log"]
     agg = {a["setup"]: a for a in result.aggregate()}
     assert set(agg) == {"prune", "collapse"} and agg["prune"]["conversations"] == len(logs) - 1
@@ -53,13 +76,80 @@ def test_local_fleet_equals_per_log_runs(folder):
     assert worst[0]["dollars"] >= worst[1]["dollars"]
 
 
-def test_dask_cluster_equals_local(folder):
+def test_small_tasks_split_by_conversation_and_setup_batch_give_the_same_rows(folder):
+    logs = find_logs(folder)
+    whole = fleet(logs, SWEPT, workers=1, with_information=True)
+    split = fleet(logs, SWEPT, workers=2, with_information=True, task_weight=1)  # every setup its own task
+    assert split.rows == whole.rows
+    # nested/copy.json has the bytes of another log: its rows are computed once
+    assert whole.computed == len({(r["digest"], r.get("conversation_index"), r.get("setup_key")) for r in whole.rows})
+
+
+def test_output_streams_resumes_and_caches_by_digest(folder, tmp_path):
+    shutil.copytree(folder, tmp_path / "logs")
+    logs = find_logs(tmp_path / "logs")
+    out = tmp_path / "rows.csv"
+    first = fleet(logs, SWEPT[:2], workers=1, with_information=False, output=out)
+    assert out.exists() and len(RowStore(out).read_index()) == len(logs)
+    # interrupted: the last row was half written, and some rows never came
+    lines = out.read_bytes().splitlines(keepends=True)
+    out.write_bytes(b"".join(lines[:-3]) + lines[-3][:20])
+    again = fleet(logs, SWEPT[:2], workers=1, with_information=False, output=out)
+    assert again.rows == first.rows and again.computed == 3
+    # a new setup and a changed file: only their rows are computed
+    changed = logs[1]
+    changed.write_bytes(changed.read_bytes() + b"\n")
+    more = fleet(logs, SWEPT, workers=1, with_information=False, output=out)
+    conversations = len([r for r in first.rows if r.get("setup") == SWEPT[0].name])
+    assert more.computed == conversations + 2
+    without_digest = lambda rows: [{k: v for k, v in r.items() if k != "digest"} for r in rows]  # noqa: E731
+    assert without_digest(r for r in more.rows if r.get("setup") != SWEPT[2].name) == without_digest(first.rows)
+    assert {r["digest"] for r in more.rows if r["log"] == str(changed)} == {file_digest(changed)}
+    assert len(list(RowStore(out).rows())) == first.computed + 3 + more.computed - 3
+
+
+def test_parquet_output_is_resumable_too(folder, tmp_path):
+    pytest.importorskip("pyarrow")
+    logs = find_logs(folder)
+    out = tmp_path / "rows.parquet"
+    first = fleet(logs, SWEPT[:1], workers=1, with_information=False, output=out)
+    again = fleet(logs, SWEPT[:1], workers=1, with_information=False, output=out)
+    assert again.computed == 0 and again.rows == first.rows
+
+
+def test_an_output_of_another_kind_is_a_clear_error(folder, tmp_path):
+    with pytest.raises(ValueError, match="a .csv file or a .parquet folder"):
+        fleet(find_logs(folder), SETUPS, output=tmp_path / "rows.txt")
+    bad = tmp_path / "other.csv"
+    bad.write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="not a fleet output of this version"):
+        fleet(find_logs(folder), SETUPS, output=bad)
+
+
+def test_answer_picks_the_cheapest_setting_meeting_the_constraints(folder):
+    result = fleet(find_logs(folder), SWEPT, workers=1, with_information=True)
+    found = result.answer(Constraints(max_compactions=12, coverage=0.5))
+    ok = [s for s in found.settings if s.coverage >= 0.5]
+    assert found.best is ok[0] and found.best.dollars == min(s.dollars for s in ok)
+    rows = [r for r in result.rows if r.get("setup") == found.best.setup]
+    assert found.best.sessions == len(rows) and found.best.meets == sum(r["compactions"] <= 12 for r in rows)
+    hurt = {(h["log"], h["conversation"]) for h in found.best.hurt}
+    assert hurt == {(r["log"], r["conversation"]) for r in rows
+                    if r["compactions"] > 12 or r["dollars"] > r["baseline_dollars"]}
+    assert found.open_next and found.open_next[0]["setup"] == found.best.setup
+    assert found.lines()[0].startswith(f"best: {found.best.setup}")
+    none = result.answer(Constraints(max_compactions=-1))
+    assert none.best is None and none.lines()[0].startswith("no setting meets")
+
+
+def test_dask_local_cluster_of_two_processes_equals_local(folder):
     distributed = pytest.importorskip("dask.distributed")
-    logs = find_logs(folder)[:2]
-    local = fleet(logs, SETUPS[:1], workers=1, with_information=False)
-    # a cluster at a scheduler address, as `--engine dask --scheduler ADDRESS` uses one (threads: quick to start)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
-        dask = fleet(logs, SETUPS[:1], engine="dask", scheduler=cluster.scheduler_address, with_information=False)
+    logs = find_logs(folder)
+    local = fleet(logs, SWEPT, workers=1, with_information=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        dask = fleet(logs, SWEPT, engine="dask", scheduler=cluster.scheduler_address, with_information=False,
+                     task_weight=1)
     assert dask.rows == local.rows
 
 
@@ -68,3 +158,39 @@ def test_unknown_engine_and_missing_folder_are_clear_errors(tmp_path):
         fleet([], SETUPS, engine="spark")
     with pytest.raises(ValueError, match="not a folder"):
         find_logs(tmp_path / "nope")
+
+
+def test_the_cli_sweeps_every_discovered_session_and_resumes(tmp_path, monkeypatch, capsys):
+    from conftest import real_log
+
+    from compaction.cli import main
+
+    project = tmp_path / "home" / ".claude" / "projects" / "-work-demo"
+    project.mkdir(parents=True)
+    shutil.copy(real_log("claude-code/entireio-cli__checkpoint-76-62d755ef9f-2.jsonl"), project / "s1.jsonl")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for name in ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "CODEX_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    assert corpus(discovered=True) == [project / "s1.jsonl"]
+    out = tmp_path / "rows.csv"
+    argv = ["fleet", "--discovered", "--setup", "prune=haystack.tool_result_pruning", "--axis",
+            "prune:compact_at=0.5,0.9", "--context-window", "60000", "--workers", "1", "--max-compactions", "4",
+            "-o", str(out)]
+    assert main(argv) == 0
+    text = capsys.readouterr()
+    assert "best: prune compact_at=" in text.out and "open: " in text.out and "2 rows computed" in text.err
+    assert main(argv) == 0 and "0 rows computed, 2 from" in capsys.readouterr().err
+    assert main(["fleet", "--strategy", "haystack.tool_result_pruning"]) == 2
+    assert "give log files or folders, or --discovered" in capsys.readouterr().err
+
+
+def test_a_folder_session_is_fingerprinted_by_its_files(tmp_path):
+    session = tmp_path / "task"
+    (session / "sub").mkdir(parents=True)
+    (session / "api_conversation_history.json").write_text("[]")
+    (session / "sub" / "ui_messages.json").write_text("[]")
+    first = file_digest(session)
+    (session / "sub" / "ui_messages.json").write_text("[1]")
+    assert file_digest(session) != first
+    (session / "sub" / "ui_messages.json").write_text("[]")
+    assert file_digest(session) == first

@@ -8,8 +8,10 @@ import compaction
 from compaction.analysis.costs import price_model
 from compaction.analysis.fastpath import fast_sweep_rows
 from compaction.analysis.sweep import Setup, evaluate, grid, linspace, sweep, thrash_count
+from compaction.strategies import registry
 
-METRICS = ("dollars", "baseline_dollars", "peak_tokens", "tokens_sent", "compactions", "declined", "thrash")
+METRICS = ("dollars", "baseline_dollars", "peak_tokens", "tokens_sent", "compactions", "declined", "thrash",
+           "calls_over_window")
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +115,27 @@ def test_evaluate_takes_the_fast_path_with_the_same_numbers(conv):
     full = evaluate(conv, setup, price_model(), fast=False)
     assert_rows_equal(fast, full)
     assert fast["information_loss"] == full["information_loss"]
+
+
+def _grid_setups(strategy: str, conv) -> list[Setup]:
+    """compact_at × compact_to around the log's uncompacted peak: the higher triggers lie above it, the lowest
+    below, so quiet replays are shared and the others are not."""
+    peak = max(s.tokens_before for s in Setup(strategy, context_window=10_000_000).run(conv).steps)
+    window = 2 * peak + 1
+    return [Setup(strategy, context_window=window, compact_at=a, compact_to=b)
+            for a in (0.95, 0.8, 0.6, 0.4, 0.2) for b in (0.1, 0.3, 0.9)]
+
+
+@pytest.mark.parametrize("strategy", sorted(registry()))
+def test_evaluate_many_shares_replays_only_where_rows_are_equal(conv, strategy, monkeypatch):
+    from compaction.analysis.sweep import evaluate_many
+
+    setups = _grid_setups(strategy, conv)
+    replays = []
+    run = Setup.run
+    monkeypatch.setattr(Setup, "run", lambda self, c, *a, **k: replays.append(self) or run(self, c, *a, **k))
+    shared = evaluate_many(conv, setups, price_model())
+    monkeypatch.undo()
+    assert strategy == "haystack.tool_result_pruning" or 0 < len(replays) < len(setups)  # (pruning: the fast path)
+    for setup, row in zip(setups, shared):
+        assert row == evaluate(conv, setup, price_model()), (setup.compact_at, setup.compact_to)

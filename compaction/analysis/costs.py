@@ -17,6 +17,7 @@ Summarizer calls are priced as their own uncached requests.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -222,15 +223,21 @@ class _RunningContext:
 
 
 def price_calls(calls: Iterable[CallInput | CallUpdate], counter: Counter, prices: PriceModel,
-                tools: Sequence[ToolSchema] = (), hidden_prefix_tokens: int = 0) -> CostReport:
+                tools: Sequence[ToolSchema] = (), hidden_prefix_tokens: int = 0, *,
+                after: tuple[CostReport, Sequence[Message], float | None] | None = None) -> CostReport:
     """Price a sequence of calls with the prefix-cache model described in the module docstring.
 
     Calls come as whole contexts (:class:`CallInput`) or as changes of the call before (:class:`CallUpdate`).
     ``hidden_prefix_tokens``: a stable prefix every call sends that the log does not show (a provider-side system
-    prompt, tool definitions); calibration estimates it from reported usage."""
-    report = CostReport(prices)
+    prompt, tool definitions); calibration estimates it from reported usage. ``after``: the calls continue a run
+    already priced — its report (extended in place and returned), the context its last call sent and the latest
+    timestamp its calls saw."""
+    report = CostReport(prices) if after is None else after[0]
     running = _RunningContext(counter, tools)
     previous_time: float | None = None
+    if after is not None:
+        running.extend(after[1])
+        previous_time = after[2]
     for call in calls:
         previous = running.messages
         had_previous = bool(previous)
@@ -283,6 +290,12 @@ def _output_tokens(rep: Replay, message_index: int, use_reported: bool) -> int:
 
 def replay_updates(rep: Replay, use_reported_output: bool = True) -> Iterator[CallUpdate]:
     """Every call of a replay as a change of the one before, from the replay's snapshots and their changes."""
+    return (update for update, _ in _flagged_updates(rep, use_reported_output))
+
+
+def _flagged_updates(rep: Replay, use_reported_output: bool) -> Iterator[tuple[CallUpdate, bool]]:
+    """:func:`replay_updates`, each flagged True when the call only appends the log's new messages to the one before
+    (no change since the previous call)."""
     sent = 0  # messages the previous call sent
     for delta in rep.deltas():
         step, appended = delta.step, [e.message for e in delta.appended]
@@ -295,12 +308,28 @@ def replay_updates(rep: Replay, use_reported_output: bool = True) -> Iterator[Ca
             keep = min(change.common_sent, sent)
             new = [*appended[:change.common_sent - keep], *suffix]
         sent = keep + len(new)
-        yield CallUpdate(step.step, keep, new, output, step.model_calls)
+        yield CallUpdate(step.step, keep, new, output, step.model_calls), change is None
 
 
 def replay_costs(rep: Replay, prices: PriceModel, use_reported_output: bool = True) -> CostReport:
-    """Price every call of a replay as compacted."""
-    return price_calls(replay_updates(rep, use_reported_output), rep.counter, prices, rep.conversation.tools)
+    """Price every call of a replay as compacted. Up to its first change the replay sends what the uncompacted run
+    sends, call for call, so those calls are the baseline's (priced once per conversation); pricing goes on from
+    there."""
+    base = baseline_costs(rep, prices, use_reported_output).calls
+    report = CostReport(prices)
+    updates = _flagged_updates(rep, use_reported_output)
+    sent: list[Message] = []
+    latest: float | None = None
+    for k, (update, extends) in enumerate(updates):
+        if extends and not update.model_calls and k < len(base) and base[k].step == update.step:
+            report.calls.append(base[k])
+            sent.extend(update.new)
+            now = _timestamp(sent[-1]) if sent else None
+            latest = now if now is not None else latest
+            continue
+        rest = itertools.chain((update,), (u for u, _ in updates))
+        return price_calls(rest, rep.counter, prices, rep.conversation.tools, after=(report, sent, latest))
+    return report
 
 
 def _baseline_updates(rep: Replay, use_reported_output: bool) -> Iterator[CallUpdate]:

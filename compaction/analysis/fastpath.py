@@ -11,8 +11,10 @@ metric with full replays).
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -50,6 +52,13 @@ class _Layout:
     #: the conversation index of each position (log summaries are not positions)
     originals: tuple[int, ...]
     baseline_units: np.ndarray  # with tools
+    # the same figures as Python lists and per call, for the scalar steps of a run
+    call_units_with_tools: list[int] = field(default_factory=list)
+    call_nontext: list[int] = field(default_factory=list)
+    call_positions: list[int] = field(default_factory=list)
+    result_positions_list: list[int] = field(default_factory=list)
+    #: runs' memo: cold calls per TTL, baseline dollars per prices, each result's last need
+    memo: dict = field(default_factory=dict, compare=False)
 
 
 def _placeholder_message(m: Message, placeholder: str) -> Message:
@@ -105,6 +114,8 @@ def _build_layout(conv: Conversation, cpt: float, placeholder: str, skip_keys: t
         call_times=times, output_tokens=outputs, output_array=np.array(outputs, dtype=np.int64),
         originals=tuple(i for i in range(len(conv.messages)) if i not in conv.log_summary_indices),
         baseline_units=_with_tools(prefix_units[calls], prefix_nontext[calls], tools_units, cpt, calls),
+        call_units_with_tools=(prefix_units[calls] + tools_units).tolist(), call_nontext=prefix_nontext[calls].tolist(),
+        call_positions=calls.tolist(), result_positions_list=list(results),
     )
 
 
@@ -128,89 +139,115 @@ class _Run:
     tokens_sent: np.ndarray
     compacted: list[int]
     declined: int
-    pruned_at: dict[int, int]  # message position -> step
+    pruned: list[int]  # indices (into the layout's results) of the results pruned, in order
+    pruned_step: list[int]  # the step that pruned each
     read: np.ndarray
     write: np.ndarray
     uncached: np.ndarray
 
 
 def _run(lay: _Layout, window: int, compact_at: float, compact_to: float, min_keep_steps: int, min_tokens: int,
-         prices: PriceModel) -> _Run:
+         prices: PriceModel, cold: np.ndarray) -> _Run:
+    """The run of one configuration. Between compactions the estimate only grows, so the next trigger is found by a
+    binary search; the savings in effect at each call are a step function of the compactions, expanded at the end."""
     cpt, T = lay.cpt, lay.tools_units
     calls = lay.calls
     K = len(calls)
     units_k = lay.prefix_units[calls]
     nontext_k = lay.prefix_nontext[calls]
-    eligible = np.nonzero((~lay.skippable) & (lay.result_tok > min_tokens) & (lay.saved_tok > 0))[0]
+    A, B, C = lay.call_units_with_tools, lay.call_nontext, lay.call_positions
+    eligible, cum_tok, cum_units, cum_nt, eligible_positions = _eligible(lay, min_tokens)
     threshold = window * compact_at
     target_base = int(window * compact_to)
+    zero_first = T == 0
     su = snt = 0  # units and non-text tokens saved so far
     ptr = 0
-    sent = np.empty(K, dtype=np.int64)
-    saved_units_before = np.zeros(K, dtype=np.int64)  # savings in effect when call k starts (before compacting)
-    saved_nontext_before = np.zeros(K, dtype=np.int64)
+    starts, seg_su, seg_snt = [0], [0], [0]  # from call starts[i] on, the savings seg_su[i], seg_snt[i] apply
     first_change = np.full(K, -1, dtype=np.int64)  # first message a compaction at k rewrote
+    after: dict[int, int] = {}  # tokens sent at a triggered call
     compacted: list[int] = []
-    pruned_at: dict[int, int] = {}
+    pruned_step: list[int] = []
     declined = 0
     k = 0
     while k < K:
-        est_seg = _with_tools(units_k[k:] - su, nontext_k[k:] - snt, T, cpt, calls[k:])
-        hit = np.nonzero(est_seg >= threshold)[0]
-        stop = k + (int(hit[0]) if hit.size else K - k)
-        sent[k:stop] = est_seg[: stop - k]
-        saved_units_before[k:] = su
-        saved_nontext_before[k:] = snt
-        if stop >= K:
+        lo, hi = k, K  # the first call at or after k whose estimate reaches the threshold
+        while lo < hi:
+            mid = (lo + hi) // 2
+            est = 0 if zero_first and C[mid] == 0 else math.floor((A[mid] - su) / cpt) + B[mid] - snt
+            if est >= threshold:
+                hi = mid
+            else:
+                lo = mid + 1
+        if lo >= K:
             break
-        estimated = int(est_seg[stop - k])
-        k = stop
-        a = int(calls[k])
+        k = lo
+        estimated = 0 if zero_first and C[k] == 0 else math.floor((A[k] - su) / cpt) + B[k] - snt
+        a = C[k]
         current = _count(int(units_k[k]) - su, int(nontext_k[k]) - snt, a, cpt)
         target = max(target_base - (estimated - current), 0)
         changed = False
         if current > target:
             # protected: results of the last `min_keep_steps` tool-calling steps that started before the call
-            started = _bisect_left(lay.step_starts, a)
+            started = bisect_left(lay.step_starts, a)
             first_protected = lay.step_first_result[max(started - min_keep_steps, 0)] if started else a
-            while ptr < len(eligible):
-                r = eligible[ptr]
-                position = int(lay.result_positions[r])
-                if position >= first_protected:
-                    break
-                if not changed:
-                    first_change[k] = position
-                current -= int(lay.saved_tok[r])
-                su += int(lay.saved_units[r])
-                snt += int(lay.saved_nontext[r])
-                pruned_at[position] = k
-                ptr += 1
+            # the oldest eligible results before the protected ones, until the count reaches the target (each
+            # saves tokens, so the running saving grows strictly: two binary searches find where the walk stops)
+            avail = bisect_left(eligible_positions, first_protected, ptr) - ptr
+            if avail > 0:
+                reach = bisect_left(cum_tok, cum_tok[ptr] + current - target, ptr + 1)
+                end = ptr + min(avail, reach - ptr)
+                first_change[k] = eligible_positions[ptr]
+                current -= cum_tok[end] - cum_tok[ptr]
+                su += cum_units[end] - cum_units[ptr]
+                snt += cum_nt[end] - cum_nt[ptr]
+                pruned_step.extend([k] * (end - ptr))
+                ptr = end
                 changed = True
-                if current <= target:
-                    break
         if changed:
             compacted.append(k)
+            starts.append(k + 1)
+            seg_su.append(su)
+            seg_snt.append(snt)
         else:
             declined += 1
-        sent[k] = _count(int(units_k[k]) - su, int(nontext_k[k]) - snt, a, cpt, T)
+        after[k] = _count(int(units_k[k]) - su, int(nontext_k[k]) - snt, a, cpt, T)
         k += 1
-    read, write, uncached = _cache_split(lay, sent, first_change, saved_units_before, saved_nontext_before, prices)
-    return _Run(sent, compacted, declined, pruned_at, read, write, uncached)
+    counts = np.diff(np.array([*starts, K], dtype=np.int64))
+    saved_units_before = np.repeat(np.array(seg_su, dtype=np.int64), counts)
+    saved_nontext_before = np.repeat(np.array(seg_snt, dtype=np.int64), counts)
+    sent = _with_tools(units_k - saved_units_before, nontext_k - saved_nontext_before, T, cpt, calls)
+    if after:
+        sent[np.fromiter(after, dtype=np.int64, count=len(after))] = np.fromiter(after.values(), dtype=np.int64,
+                                                                              count=len(after))
+    read, write, uncached = _cache_split(lay, sent, first_change, saved_units_before, saved_nontext_before, prices,
+                                         cold)
+    return _Run(sent, compacted, declined, eligible[:ptr].tolist(), pruned_step, read, write, uncached)
 
 
-def _bisect_left(values: Sequence[int], x: int) -> int:
-    lo, hi = 0, len(values)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if values[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+def _eligible(lay: _Layout, min_tokens: int) -> tuple[np.ndarray, list[int], list[int], list[int], list[int]]:
+    """The results pruning may replace under ``min_tokens`` (indices into the layout's results), and from the first
+    of them the running sums of the tokens, units and non-text tokens each saves, and their positions."""
+    key = ("eligible", min_tokens)
+    if key not in lay.memo:
+        eligible = np.nonzero((~lay.skippable) & (lay.result_tok > min_tokens) & (lay.saved_tok > 0))[0]
+
+        def running(values: np.ndarray) -> list[int]:
+            return [0, *np.cumsum(values[eligible]).tolist()]
+
+        lay.memo[key] = (eligible, running(lay.saved_tok), running(lay.saved_units), running(lay.saved_nontext),
+                         lay.result_positions[eligible].tolist())
+    return lay.memo[key]
 
 
 def _cold_calls(lay: _Layout, prices: PriceModel) -> np.ndarray:
     """Calls whose cache is unusable: the first call, and calls after a gap longer than the TTL."""
+    key = ("cold", prices.ttl_seconds)
+    if key not in lay.memo:
+        lay.memo[key] = _find_cold_calls(lay, prices)
+    return lay.memo[key]
+
+
+def _find_cold_calls(lay: _Layout, prices: PriceModel) -> np.ndarray:
     cold = np.zeros(len(lay.calls), dtype=bool)
     previous_time = None
     for k, now in enumerate(lay.call_times):
@@ -221,7 +258,7 @@ def _cold_calls(lay: _Layout, prices: PriceModel) -> np.ndarray:
 
 
 def _cache_split(lay: _Layout, sent: np.ndarray, first_change: np.ndarray, saved_units: np.ndarray,
-                 saved_nontext: np.ndarray, prices: PriceModel):
+                 saved_nontext: np.ndarray, prices: PriceModel, cold: np.ndarray):
     """Cache read/write/uncached per call, as :func:`costs.split_tokens` computes them, vectorised.
 
     The reusable prefix of call k is the previous call's whole context, or up to the first message a compaction at
@@ -235,7 +272,6 @@ def _cache_split(lay: _Layout, sent: np.ndarray, first_change: np.ndarray, saved
     units = lay.prefix_units[p] - saved_units
     nontext = lay.prefix_nontext[p] - saved_nontext
     prefix_tokens = _with_tools(units, nontext, lay.tools_units, lay.cpt, p)
-    cold = _cold_calls(lay, prices)
     increment = max(prices.cache_increment_tokens, 1)
     can_read = (~cold) & (prefix_tokens >= prices.min_cacheable_tokens)
     read = np.where(can_read, np.minimum(prefix_tokens // increment * increment, sent), 0)
@@ -257,7 +293,8 @@ def fast_sweep_rows(conv: Conversation, setup, combos: Sequence[Mapping[str, Any
     params = {"min_keep_steps": 1, "min_tokens": 200, "placeholder": PRUNING_PLACEHOLDER,
               "skip_meta_keys": ("tool_result_offloaded",), **setup.params}
     lay = _layout(conv, cpt, params["placeholder"], tuple(params["skip_meta_keys"]))
-    baseline = _baseline_dollars(lay, prices)
+    cold = _cold_calls(lay, prices)
+    baseline = _baseline_dollars(lay, prices, cold)
     rows = []
     for values in combos:
         s = setup.with_values(values)
@@ -272,7 +309,7 @@ def fast_sweep_rows(conv: Conversation, setup, combos: Sequence[Mapping[str, Any
             rows.append({**values, "error": str(exc)})
             continue
         run = _run(lay, s.context_window, s.compact_at, s.compact_to, int(p["min_keep_steps"]), int(p["min_tokens"]),
-                   prices)
+                   prices, cold)
         dollars = _dollars(prices, run.uncached, run.read, run.write, lay)
         rows.append({
             **values,
@@ -283,6 +320,7 @@ def fast_sweep_rows(conv: Conversation, setup, combos: Sequence[Mapping[str, Any
             "compactions": len(run.compacted),
             "declined": run.declined,
             "thrash": sum(1 for x, y in zip(run.compacted, run.compacted[1:]) if y == x + 1),
+            "calls_over_window": int(np.count_nonzero(run.tokens_sent > s.context_window)),
         })
         if with_information:
             rows[-1]["information_loss"] = _information_score(conv, lay, run)
@@ -291,19 +329,36 @@ def fast_sweep_rows(conv: Conversation, setup, combos: Sequence[Mapping[str, Any
 
 def _information_score(conv: Conversation, lay: _Layout, run: _Run) -> int:
     """:func:`~.information.information_loss` ``.score`` of the run: pruning only ever prunes, so each pruned result
-    is first not kept at the call that pruned it."""
-    from .information import removal_score
+    is first not kept at the call that pruned it, and it counts when a later message needed it from that call on
+    (each result's last need is found once per log, then every configuration compares arrays)."""
+    if not run.pruned:
+        return 0
+    need = lay.memo.get("need")
+    if need is None:  # each result's last need, found the first time a run prunes it
+        need = lay.memo["need"] = np.full(len(lay.result_positions_list), -2, dtype=np.int64)
+        lay.memo["call_originals"] = np.array([lay.originals[p] for p in lay.call_positions], dtype=np.int64)
+    pruned = np.array(run.pruned, dtype=np.int64)
+    unknown = pruned[need[pruned] == -2]
+    if unknown.size:
+        from .information import _conversation_index
 
-    originals = lay.originals
-    return removal_score(conv, {originals[position]: originals[int(lay.calls[step])]
-                                for position, step in run.pruned_at.items()})
+        index = _conversation_index(conv)
+        for r in unknown.tolist():
+            need[r] = index.latest_need(lay.originals[lay.result_positions_list[r]])
+    removed_from = lay.memo["call_originals"][np.array(run.pruned_step, dtype=np.int64)]
+    return int(np.count_nonzero(need[pruned] >= removed_from))
 
 
-def _baseline_dollars(lay: _Layout, prices: PriceModel) -> float:
-    sent = lay.baseline_units
-    zeros = np.zeros(len(sent), dtype=np.int64)
-    read, write, uncached = _cache_split(lay, sent, np.full(len(sent), -1, dtype=np.int64), zeros, zeros, prices)
-    return _dollars(prices, uncached, read, write, lay)
+def _baseline_dollars(lay: _Layout, prices: PriceModel, cold: np.ndarray) -> float:
+    """The uncompacted run's dollars, once per layout and prices."""
+    key = ("baseline", prices)
+    if key not in lay.memo:
+        sent = lay.baseline_units
+        zeros = np.zeros(len(sent), dtype=np.int64)
+        read, write, uncached = _cache_split(lay, sent, np.full(len(sent), -1, dtype=np.int64), zeros, zeros, prices,
+                                             cold)
+        lay.memo[key] = _dollars(prices, uncached, read, write, lay)
+    return lay.memo[key]
 
 
 def _dollars(prices: PriceModel, uncached: np.ndarray, read: np.ndarray, write: np.ndarray, lay: _Layout) -> float:

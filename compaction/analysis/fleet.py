@@ -1,70 +1,81 @@
-"""Fleet runs: setups (or a sweep) over every log in a folder, in parallel, with per-log and aggregate tables.
+"""Fleet runs: setups (or sweeps of them) over a corpus of logs, in parallel, streamed to disk, resumable.
 
-Each log is one task: load it (any format, detected), then evaluate every setup on every conversation it holds.
-Tasks run on local processes (``concurrent.futures``) by default, or on a Dask cluster for fleets beyond one
-machine (``engine="dask"``, ``scheduler="tcp://host:8786"``; needs ``dask[distributed]``). A log that cannot be
-read costs that log only: its row carries the error.
+The corpus is files (:mod:`.corpus`: folders, lists, every session ``discover`` finds). Work is split by
+(conversation, setup batch) (:mod:`.fleet_work`): a small file is indexed and run in one task, a large one is
+indexed first and its conversations' batches are queued, the heaviest first. Tasks run inline, on local processes
+or on Dask (:mod:`.fleet_engines`); rows stream to an output (:mod:`.fleet_store`) that is also the cache keyed by
+(file digest, setup), so a re-run computes only what changed and an interrupted run resumes where it stopped. A log
+that cannot be read costs that log only: its row carries the error. :mod:`.fleet_answer` turns the rows into the
+best setting under constraints.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..formats import LoadError, load_all_conversations
-from ..formats.base import compressed_suffixes
 from ..setups import Setup
+from .corpus import LOG_SUFFIXES, corpus, find_logs
 from .costs import PriceModel, price_model
-from .sweep import evaluate
+from .fleet_answer import Constraints, FleetAnswer, answer
+from .fleet_engines import Engine
+from .fleet_store import RowStore, canonical, row_key
+from .fleet_work import (
+    FileIndex,
+    FileOutcome,
+    FileTask,
+    NamedSetup,
+    Task,
+    forget,
+    named_setups,
+    run_file,
+    run_task,
+    weight,
+)
 
-LOG_SUFFIXES = (".json", ".jsonl", ".traj", ".eval", *compressed_suffixes())
+__all__ = ["LOG_SUFFIXES", "FleetResult", "corpus", "find_logs", "fleet", "run_log", "TASK_WEIGHT"]
 
-
-def find_logs(folder: str | Path) -> list[Path]:
-    """Every log file under ``folder`` (recursively), sorted."""
-    root = Path(folder)
-    if not root.is_dir():
-        raise ValueError(f"{folder}: not a folder of logs")
-    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in LOG_SUFFIXES)
+#: the work (LLM calls × setups) of one task: small enough to balance 2–16 workers, large enough that a task's
+#: shared per-conversation work (counts, baseline, information index) is amortised
+TASK_WEIGHT = 20_000
 
 
 def run_log(path: str, setups: Sequence[tuple[str, Setup]], prices: PriceModel,
             with_information: bool = True) -> list[dict[str, Any]]:
-    """Rows for one log: one per (conversation, setup); a load failure gives one error row."""
+    """Rows for one log, computed here: one per (conversation, setup); a load failure gives one error row."""
+    named = tuple(named_setups(setups, prices, with_information))
     try:
-        conversations = load_all_conversations(path)
-    except LoadError as exc:
-        return [{"log": path, "conversation": None, "setup": None, "error": exc.reason}]
-    rows = []
-    for conv in conversations:
-        for name, setup in setups:
-            metrics = evaluate(conv, setup, prices, with_information)
-            rows.append({"log": path, "conversation": conv.id, "format": conv.format, "setup": name,
-                         "llm_calls": len(conv.llm_call_indices), **metrics})
-    return rows
+        outcome = run_file(FileTask(str(path), named, prices, with_information, max_weight=2**62))
+    finally:
+        forget()
+    return [canonical(r) for r in outcome.rows]
 
 
 @dataclass
 class FleetResult:
-    """All rows of a fleet run, and aggregates per setup."""
+    """All rows of a fleet run (in the order of the logs, their conversations and the setups), and what they say."""
 
     rows: list[dict[str, Any]]
+    setups: list[str] = field(default_factory=list)
+    computed: int = 0  # rows computed by this run (the others came from the output's cache)
 
     def frame(self):
         import pandas as pd
 
         return pd.DataFrame(self.rows)
 
+    def _ok(self) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r.get("setup") is not None and r.get("error") is None]
+
     def aggregate(self) -> list[dict[str, Any]]:
-        """Per setup: logs, median and p90 of $, peak tokens and compactions, total $ vs baseline."""
+        """Per setup: conversations, median and p90 of $, peak tokens and compactions, total $ vs baseline."""
         by_setup: dict[str, list[dict[str, Any]]] = {}
-        for row in self.rows:
-            if row.get("setup") is not None and "error" not in row:
-                by_setup.setdefault(row["setup"], []).append(row)
+        for row in self._ok():
+            by_setup.setdefault(row["setup"], []).append(row)
         out = []
         for name, rows in by_setup.items():
             entry: dict[str, Any] = {"setup": name, "conversations": len(rows)}
@@ -79,12 +90,16 @@ class FleetResult:
 
     def worst(self, metric: str = "dollars", n: int = 5) -> list[dict[str, Any]]:
         """The ``n`` rows with the highest ``metric`` (e.g. the most expensive or most-compacted logs)."""
-        ok = [r for r in self.rows if "error" not in r and metric in r]
+        ok = [r for r in self._ok() if r.get(metric) is not None]
         return sorted(ok, key=lambda r: r[metric], reverse=True)[:n]
 
     @property
     def errors(self) -> list[dict[str, Any]]:
-        return [r for r in self.rows if "error" in r]
+        return [r for r in self.rows if r.get("error") is not None]
+
+    def answer(self, constraints: Constraints | None = None, open_count: int = 5) -> FleetAnswer:
+        """The best setting under ``constraints``, the distribution across sessions, the sessions to open."""
+        return answer(self.rows, constraints, order=self.setups, open_count=open_count)
 
 
 def _percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -96,56 +111,161 @@ def _percentile(sorted_values: Sequence[float], q: float) -> float:
     return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
 
 
-def fleet(logs: Iterable[str | Path], setups: Sequence[tuple[str, Setup]], *, prices: PriceModel | None = None,
-          engine: str = "local", workers: int = 2, scheduler: str | None = None, with_information: bool = True,
-          progress: Callable[[int, int], None] | None = None) -> FleetResult:
-    """Evaluate named ``setups`` on every log. ``engine`` is ``"local"`` (processes; ``workers=1`` runs inline)
-    or ``"dask"`` (a ``dask.distributed`` cluster at ``scheduler``, or a local one when it is None)."""
-    paths = [str(p) for p in logs]
+def _batches(setups: Sequence[NamedSetup], calls: int, task_weight: int) -> list[tuple[NamedSetup, ...]]:
+    """The setups of one conversation in batches of at most ``task_weight`` work (at least one setup each)."""
+    if not setups:
+        return []
+    count = min(len(setups), max(1, -(-weight(calls, len(setups)) // task_weight)))
+    size = -(-len(setups) // count)
+    return [tuple(setups[i:i + size]) for i in range(0, len(setups), size)]
+
+
+def fleet(logs: Iterable[str | Path], setups: Sequence[tuple[str, Setup]] | Sequence[NamedSetup], *,
+          prices: PriceModel | None = None, engine: str = "local", workers: int = 2, scheduler: str | None = None,
+          with_information: bool = True, progress: Callable[[int, int], None] | None = None,
+          output: str | Path | None = None, task_weight: int = TASK_WEIGHT) -> FleetResult:
+    """Evaluate named ``setups`` on every conversation of every log.
+
+    ``engine`` is ``"local"`` (processes; ``workers=1`` runs inline) or ``"dask"`` (a ``dask.distributed`` cluster
+    at ``scheduler``, or a local one of ``workers`` processes when it is None). ``output`` (``.csv`` or
+    ``.parquet``) receives the rows as they come and is the cache: rows it holds for the same file bytes and setup
+    are not computed again. ``progress(done, total)`` is called as rows arrive (``total`` grows as large files are
+    indexed)."""
+    paths = list(dict.fromkeys(str(p) for p in logs))
     prices = prices or price_model()
-    rows: list[dict[str, Any]] = []
-    if engine == "dask":
-        rows = _run_dask(paths, setups, prices, with_information, scheduler, progress)
-    elif engine != "local":
-        raise ValueError(f"unknown engine {engine!r}; expected 'local' or 'dask'")
-    elif workers <= 1:
-        for i, path in enumerate(paths):
-            rows.extend(run_log(path, setups, prices, with_information))
-            if progress:
-                progress(i + 1, len(paths))
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(run_log, path, setups, prices, with_information): path for path in paths}
-            for done, future in enumerate(as_completed(futures), start=1):
-                rows.extend(future.result())
-                if progress:
-                    progress(done, len(paths))
+    named = tuple(named_setups(setups, prices, with_information))
+    store = RowStore(output) if output is not None else None
+    known = store.read_index() if store is not None else {}
+    cached: dict[tuple, dict[str, Any]] = {}
+    if store is not None:
+        for row in store.rows():
+            cached[row_key(row)] = row
     order = {p: i for i, p in enumerate(paths)}
-    rows.sort(key=lambda r: (order[r["log"]], str(r.get("conversation")), str(r.get("setup"))))
-    return FleetResult(rows)
+    setup_order = {n.name: i for i, n in enumerate(named)}
+    rows: list[dict[str, Any]] = []
+    computed = 0
+    total = 0
+    done = 0
 
+    def report(count: int) -> None:
+        nonlocal done
+        done += count
+        if progress is not None:
+            progress(done, total)
 
-def _run_dask(paths: list[str], setups, prices, with_information, scheduler, progress) -> list[dict[str, Any]]:
+    def keep(new: Sequence[dict[str, Any]]) -> None:
+        nonlocal computed
+        fresh = [canonical(r) for r in new]
+        unseen = []
+        for r in fresh:  # rows of the same bytes (a copy of a log) are kept once
+            if row_key(r) not in cached:
+                cached[row_key(r)] = r
+                unseen.append(r)
+        if store is not None and unseen:
+            store.append(unseen)
+        computed += len(unseen)
+        rows.extend(fresh)
+
+    def plan(index: FileIndex) -> list[Task]:
+        """Tasks for the rows of an indexed file that are not cached; cached rows are kept at once."""
+        nonlocal total
+        if index.error is not None:
+            hit = cached.get((index.digest, None, None))
+            keep([{**hit, "log": index.path} if hit else
+                  {"log": index.path, "digest": index.digest, "error": index.error}])
+            total += 1
+            report(1)
+            return []
+        tasks = []
+        for position, conv in enumerate(index.conversations):
+            missing = []
+            for n in named:
+                hit = cached.get((index.digest, position, n.key))
+                if hit is None:
+                    missing.append(n)
+                else:
+                    rows.append({**hit, "log": index.path, "setup": n.name, "base": n.base,
+                                 **({"values": dict(n.values)} if n.values else {})})
+            total += len(named)
+            report(len(named) - len(missing))
+            for batch in _batches(missing, conv.llm_calls, task_weight):
+                tasks.append(Task(index.path, index.digest, position, batch, prices, with_information,
+                                  weight(conv.llm_calls, len(batch))))
+        return sorted(tasks, key=lambda t: -t.weight)
+
+    items: list[Any] = []
+    unknown: list[tuple[int, str]] = []
+    for path in paths:
+        entry = known.get(path)
+        try:
+            stat = os.stat(path)
+        except OSError:
+            entry = None
+            stat = None
+        # a folder's own size and time do not follow its files' bytes: a folder is indexed (digested) every run
+        if (entry is not None and stat is not None and not os.path.isdir(path)
+                and (entry.size, entry.mtime_ns) == (stat.st_size, stat.st_mtime_ns)):
+            items.extend(plan(entry))
+        else:
+            unknown.append((stat.st_size if stat is not None else 0, path))
+            total += len(named)  # a guess of one conversation until it is indexed
+    items.sort(key=lambda t: -t.weight)
+    # the largest unknown files first (they may fan out into many tasks); small ones travel together
+    items[:0] = _grouped([(size, FileTask(path, named, prices, with_information, task_weight))
+                          for size, path in sorted(unknown, key=lambda u: -u[0])])
+
+    def more(item: Any, result: Any) -> list[Task]:
+        nonlocal total
+        if not isinstance(item, tuple):
+            return []
+        queued: list[Task] = []
+        for outcome in result:
+            if store is not None:
+                store.add_index(outcome.index)
+            total -= len(named)
+            if outcome.complete:
+                total += len(outcome.rows)
+            else:
+                queued.extend(plan(outcome.index))
+        return queued
+
     try:
-        from dask.distributed import Client, LocalCluster
-        from dask.distributed import as_completed as dask_completed
-    except ImportError as exc:
-        raise ValueError("the dask engine needs dask.distributed: pip install 'dask[distributed]'") from exc
-    cluster = None
-    if scheduler is None:
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
-        client = Client(cluster)
-    else:
-        client = Client(scheduler)
-    try:
-        futures = [client.submit(run_log, path, setups, prices, with_information, pure=False) for path in paths]
-        rows: list[dict[str, Any]] = []
-        for done, future in enumerate(dask_completed(futures), start=1):
-            rows.extend(future.result())
-            if progress:
-                progress(done, len(paths))
-        return rows
+        with Engine(engine, workers, scheduler) as runner:
+            for _item, result in runner.run(items, _work, more):
+                new = [r for o in result for r in o.rows] if isinstance(_item, tuple) else result
+                keep(new)
+                report(len(new))
     finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        forget()  # an inline run read the files here: free them
+        if store is not None:
+            store.close()
+    rows.sort(key=lambda r: (order.get(r["log"], len(order)), r.get("conversation_index", -1),
+                             setup_order.get(r.get("setup"), -1)))
+    return FleetResult(rows, [n.name for n in named], computed)
+
+
+#: files smaller than this are indexed (and run) several to a task, up to this many bytes a task
+GROUP_BYTES = 1 << 20
+
+
+def _grouped(files: Sequence[tuple[int, FileTask]]) -> list[tuple[FileTask, ...]]:
+    """File tasks (largest first) in groups: a file of at least :data:`GROUP_BYTES` alone, smaller ones together up
+    to that many bytes (fewer round trips to the workers; a cluster's scheduler sees a few hundred tasks, not one
+    per session)."""
+    groups: list[tuple[FileTask, ...]] = []
+    current: list[FileTask] = []
+    size = 0
+    for bytes_, task in files:
+        if current and size + bytes_ > GROUP_BYTES:
+            groups.append(tuple(current))
+            current, size = [], 0
+        current.append(task)
+        size += bytes_
+    if current:
+        groups.append(tuple(current))
+    return groups
+
+
+def _work(item: tuple[FileTask, ...] | Task) -> list[FileOutcome] | list[dict[str, Any]]:
+    """What a worker does with one queued item: a group of files to index (and run), or a task."""
+    return [run_file(task) for task in item] if isinstance(item, tuple) else run_task(item)

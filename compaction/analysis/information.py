@@ -207,6 +207,14 @@ def removal_score(conv: Conversation, removed_from: Mapping[int, int]) -> int:
     return sum(1 for index, start in removed_from.items() if index_.latest_need(index) >= start)
 
 
+def information_score(rep: Replay) -> int:
+    """:func:`information_loss` ``.score`` alone: each removed message is looked up once (its last need, memoized
+    per conversation), without building the evidence or following the user requests."""
+    step_message = {s.step: s.message_index for s in rep.steps}
+    return removal_score(rep.conversation, {index: step_message[step]
+                                            for index, (step, _) in _first_removal(rep).items()})
+
+
 def information_loss(rep: Replay) -> InformationLoss:
     """Evidence for every message the replay pruned, collapsed or dropped."""
     step_message = {s.step: s.message_index for s in rep.steps}

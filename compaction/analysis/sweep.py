@@ -16,12 +16,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..conversation import Conversation
+from ..errors import CompactionError
+from ..policy import validate_threshold
 from ..setups import POLICY_KEYS, Setup
 from ..strategies import get_strategy
 from .costs import PriceModel, compare_costs, price_model
-from .information import information_loss
+from .information import information_score
 
-METRICS = ("dollars", "peak_tokens", "compactions", "thrash", "information_loss", "tokens_sent", "declined")
+METRICS = ("dollars", "peak_tokens", "compactions", "thrash", "information_loss", "tokens_sent", "declined",
+           "calls_over_window")
 
 
 def thrash_count(compacted_steps: Sequence[int]) -> int:
@@ -29,24 +32,41 @@ def thrash_count(compacted_steps: Sequence[int]) -> int:
     return sum(1 for a, b in zip(compacted_steps, compacted_steps[1:]) if b == a + 1)
 
 
+def _resolved(conv: Conversation, setup: Setup) -> Setup:
+    """``setup`` with the log's own window when it gives none (as a replay resolves it)."""
+    if setup.context_window is not None:
+        return setup
+    from ..models import resolve_context_window
+
+    return setup.replace(context_window=int(resolve_context_window(conv).value))
+
+
 def evaluate(conv: Conversation, setup: Setup, prices: PriceModel | None = None,
              with_information: bool = True, fast: bool = True) -> dict[str, Any]:
     """Every sweep metric for one setup. Invalid settings give ``{"error": reason}``.
 
     Setups the fast path covers (Haystack pruning with ``approx``) are computed there — the same numbers, tested —
-    unless ``fast=False``; everything else from a full replay."""
+    unless ``fast=False``; everything else from a full replay. ``calls_over_window`` counts the calls that sent more
+    than the context window (the log's own window when the setup gives none)."""
+    return _evaluate(conv, _resolved(conv, setup), prices or price_model(), with_information, fast)[0]
+
+
+def _evaluate(conv: Conversation, setup: Setup, prices: PriceModel, with_information: bool, fast: bool = True
+              ) -> tuple[dict[str, Any], int | None]:
+    """The row of one setup, and — when its replay never triggered, compacted, projected or called a model — the
+    highest count any call measured before compacting (else None)."""
     if fast:
         from .fastpath import fast_sweep_rows
 
-        rows = fast_sweep_rows(conv, setup, [{}], prices or price_model(), with_information)
+        rows = fast_sweep_rows(conv, setup, [{}], prices, with_information)
         if rows is not None:
-            return rows[0]
+            return rows[0], None
     try:
         rep = setup.run(conv)
     except ValueError as exc:
-        return {"error": str(exc)}
+        return {"error": str(exc)}, None
     summary = rep.summary()
-    costs = compare_costs(rep, prices or price_model())
+    costs = compare_costs(rep, prices)
     compacted = [s.step for s in rep.steps if s.compacted]
     row: dict[str, Any] = {
         "dollars": costs.setup.total_dollars,
@@ -56,10 +76,63 @@ def evaluate(conv: Conversation, setup: Setup, prices: PriceModel | None = None,
         "compactions": summary["compactions"],
         "declined": summary["declined_triggers"],
         "thrash": thrash_count(compacted),
+        "calls_over_window": sum(1 for s in rep.steps if s.tokens_sent > rep.context_window),
     }
     if with_information:
-        row["information_loss"] = information_loss(rep).score
-    return row
+        row["information_loss"] = information_score(rep)
+    quiet = all(not s.triggered and not s.model_calls and s.tokens_sent == s.tokens_before for s in rep.steps)
+    return row, max((s.tokens_before for s in rep.steps), default=0) if quiet else None
+
+
+def evaluate_many(conv: Conversation, setups: Sequence[Setup], prices: PriceModel | None = None,
+                  with_information: bool = True) -> list[dict[str, Any]]:
+    """:func:`evaluate` of every setup, each row the same, with one replay shared where the rows cannot differ:
+
+    - a strategy whose policy uses no thresholds (``policy`` "window" or "none") replays the same whatever
+      ``compact_at`` and ``compact_to`` are: one replay per strategy, parameters, counter and window;
+    - a threshold strategy whose replay never triggered (nor compacted, projected or called a model) at
+      ``compact_at`` replays the same at every lower ``compact_at`` (and any ``compact_to``) whose trigger still
+      lies above every count its calls measured: setups are replayed from the highest ``compact_at`` down.
+
+    ``tests/test_sweep.py`` holds every registered strategy to these rules on real logs."""
+    prices = prices or price_model()
+    resolved = [_resolved(conv, s) for s in setups]
+    rows: list[dict[str, Any] | None] = [None] * len(resolved)
+    groups: dict[tuple, list[int]] = {}
+    for i, s in enumerate(resolved):
+        groups.setdefault((s.strategy, s.params, s.counter, s.context_window), []).append(i)
+    for members in groups.values():
+        first = resolved[members[0]]
+        try:
+            policy = get_strategy(first.strategy).policy
+        except CompactionError:
+            policy = "threshold"
+        ordered = sorted(members, key=lambda i: -resolved[i].compact_at)
+        shared: dict[str, Any] | None = None
+        quiet_below: int | None = None  # a quiet replay measured at most this
+        for i in ordered:
+            s = resolved[i]
+            if shared is not None and _valid(s) and (policy != "threshold" or (
+                    quiet_below is not None and s.context_window * s.compact_at > quiet_below)):
+                rows[i] = dict(shared)
+                continue
+            row, quiet = _evaluate(conv, s, prices, with_information)
+            rows[i] = row
+            if "error" in row:
+                continue
+            if policy != "threshold":
+                shared = row
+            elif quiet is not None and shared is None:
+                shared, quiet_below = row, quiet
+    return [r for r in rows if r is not None]
+
+
+def _valid(setup: Setup) -> bool:
+    try:
+        validate_threshold(setup.context_window, setup.compact_at, setup.compact_to)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass
@@ -116,7 +189,8 @@ def linspace(start: float, stop: float, count: int, digits: int = 4) -> list[flo
 
 def _evaluate_chunk(args: tuple[Conversation, Setup, list[dict[str, Any]], PriceModel, bool]) -> list[dict]:
     conv, setup, combos, prices, info = args
-    return [{**values, **evaluate(conv, setup.with_values(values), prices, info)} for values in combos]
+    rows = evaluate_many(conv, [setup.with_values(values) for values in combos], prices, info)
+    return [{**values, **row} for values, row in zip(combos, rows)]
 
 
 def sweep(conv: Conversation, setup: Setup, axes: Mapping[str, Sequence[Any]], *,
@@ -134,6 +208,8 @@ def sweep(conv: Conversation, setup: Setup, axes: Mapping[str, Sequence[Any]], *
             raise ValueError(f"cannot sweep {name!r}: {setup.strategy} has parameters {', '.join(sorted(known))}")
     prices = prices or price_model()
     combos = grid(axes)
+    if "context_window" not in axes:
+        setup = _resolved(conv, setup)
     from .fastpath import fast_sweep_rows
 
     fast = fast_sweep_rows(conv, setup, combos, prices, with_information)
@@ -144,7 +220,8 @@ def sweep(conv: Conversation, setup: Setup, axes: Mapping[str, Sequence[Any]], *
         return SweepResult(setup, {k: list(v) for k, v in axes.items()}, rows)
 
     rows: list[dict[str, Any]] = []
-    chunk = max(1, math.ceil(len(combos) / max(1, workers * 4)))
+    # one chunk on one worker: setups that replay the same share one replay (evaluate_many)
+    chunk = max(1, math.ceil(len(combos) / (workers * 4))) if workers > 1 else max(len(combos), 1)
     chunks = [combos[i : i + chunk] for i in range(0, len(combos), chunk)]
     if workers > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:

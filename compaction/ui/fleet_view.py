@@ -35,6 +35,8 @@ MAX_LOGS = 500
 WORKERS = 2
 WORST_METRICS = ("dollars", "peak_tokens", "compactions")
 SOURCES = ("Upload files", "A folder on the server")
+#: offered only where the explorer offers this machine's sessions (see :mod:`.local_sessions`)
+DISCOVERED = "Every session on this machine"
 DOLLAR_COLUMNS = {name: st.column_config.NumberColumn(name, format="$%.4f") for name in (
     "dollars", "baseline_dollars", "median_dollars", "p90_dollars", "total_dollars", "total_baseline_dollars")}
 
@@ -82,8 +84,27 @@ def _safe_name(position: int, name: str) -> str:
     return f"{position:04d}_{re.sub(r'[^A-Za-z0-9._-]', '_', base)[-120:]}"
 
 
+def discovered_logs() -> list[FleetLog]:
+    """The log files of every session ``discover`` finds, newest first, at most :data:`MAX_LOGS`."""
+    from compaction.analysis.corpus import corpus
+
+    return [FleetLog(p.name, path=str(p)) for p in corpus(discovered=True)[:MAX_LOGS]]
+
+
 def _choose_logs(key: str) -> list[FleetLog]:
-    source = st.radio("Logs from", SOURCES, horizontal=True, key=f"{key}_source")
+    from . import local_sessions
+
+    sources = (*SOURCES, DISCOVERED) if local_sessions.enabled() else SOURCES
+    source = st.radio("Logs from", sources, horizontal=True, key=f"{key}_source")
+    if source == DISCOVERED:
+        try:
+            logs = discovered_logs()
+        except (ValueError, OSError) as exc:
+            show_error("Cannot list this machine's sessions", exc)
+            return []
+        st.caption(f"{len(logs)} session logs found" + (f" (the newest {MAX_LOGS})" if len(logs) == MAX_LOGS else "")
+                   + ".")
+        return logs
     if source == SOURCES[0]:
         files = st.file_uploader("Agent logs (any supported format)", accept_multiple_files=True, key=f"{key}_files")
         if files and len(files) > MAX_LOGS:
@@ -106,7 +127,7 @@ def _run(logs: Sequence[FleetLog], setups: Sequence[tuple[str, Setup]], prices, 
     bar = st.progress(0.0, text=f"Running {len(setups)} setups over {len(logs)} logs…")
 
     def progress(done: int, total: int) -> None:
-        bar.progress(done / max(total, 1), text=f"{done} of {total} logs")
+        bar.progress(min(done / max(total, 1), 1.0), text=f"{done:,} of {total:,} rows (conversation × setup)")
 
     workdir = tempfile.mkdtemp(prefix="compaction-fleet-")
     try:
@@ -172,6 +193,9 @@ def _show_result(run: FleetRun, setups: Sequence[tuple[str, Setup]], colors: Map
     if not aggregate:
         st.error("**No log could be run** — see the errors above.", icon=":material/block:")
         return
+    found = run.result.answer()
+    st.subheader("Best setting")
+    st.markdown("\n".join(f"- {escape_markdown(line)}" for line in found.lines()))
     st.subheader("Aggregate per setup")
     st.dataframe(aggregate, hide_index=True, key=f"{key}_aggregate", column_config=DOLLAR_COLUMNS)
     frame = views.fleet_display(run.result.rows, run.names)

@@ -1,0 +1,41 @@
+"""The shortcuts fleets and sweeps take per row give exactly the numbers of the long way: a replay priced from the
+baseline's calls up to its first change, and the information-loss score without the evidence."""
+
+from __future__ import annotations
+
+import pytest
+
+import compaction
+from compaction.analysis.costs import price_calls, price_model, replay_costs, replay_updates
+from compaction.analysis.information import information_loss, information_score
+from compaction.setups import Setup
+
+LOGS = ("claude-code/entireio-cli__checkpoint-76-62d755ef9f-2.jsonl",  # timestamps: cold calls after long gaps
+        "openai-plain/openhands-completions__django-10097.json")
+STRATEGIES = ("agent_framework.tool_result_compaction", "haystack.sliding_window", "anthropic.clear_tool_uses_20250919",
+              "openhands.observation_masking", "haystack.summarization", "claude_code.microcompact")
+
+
+@pytest.fixture(scope="module", params=LOGS)
+def conv(request):
+    from conftest import real_log
+
+    return compaction.load(real_log(request.param))
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("model,ttl", [("claude-sonnet-4-6", "5m"), ("claude-sonnet-4-6", "1h"), ("gpt-5.5", "5m")])
+def test_replay_costs_from_the_baseline_equal_pricing_every_call(conv, strategy, model, ttl):
+    prices = price_model(model, ttl=ttl)
+    window = max(s.tokens_before for s in Setup(strategy, context_window=10_000_000).run(conv).steps)
+    for compact_at in (0.5, 0.9):
+        rep = Setup(strategy, context_window=window, compact_at=compact_at, compact_to=0.3).run(conv)
+        long_way = price_calls(replay_updates(rep), rep.counter, prices, rep.conversation.tools)
+        assert replay_costs(rep, prices).calls == long_way.calls
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_information_score_equals_the_evidence_count(conv, strategy):
+    window = max(s.tokens_before for s in Setup(strategy, context_window=10_000_000).run(conv).steps)
+    rep = Setup(strategy, context_window=window, compact_at=0.5, compact_to=0.2).run(conv)
+    assert information_score(rep) == information_loss(rep).score
