@@ -18,8 +18,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 from figures import Figure, print_figures, timed
 
-BENCHMARKS = ("replay_vs_haystack", "load_and_count", "memory", "sweep_and_fleet", "replay_scaling", "app_latency",
-              "browser_latency")
+BENCHMARKS = ("replay_vs_haystack", "load_and_count", "memory", "sweep_and_fleet", "fleet_scaling", "cli_latency",
+              "replay_scaling", "app_latency", "browser_latency")
 
 
 def _runner(name: str, data_dir: str | None) -> Callable[[], list[Figure]]:
@@ -45,6 +45,18 @@ def _runner(name: str, data_dir: str | None) -> Callable[[], list[Figure]]:
         import sweep_and_fleet
 
         return lambda: sweep_and_fleet.run(data_dir)
+    if name == "fleet_scaling":
+        import tempfile
+        from pathlib import Path
+
+        import fleet_scaling
+
+        corpus = Path(tempfile.gettempdir()) / "compaction-fleet-corpus-10"
+        return lambda: fleet_scaling.run(fleet_scaling.build_corpus(10, corpus), None, True)
+    if name == "cli_latency":
+        import cli_latency
+
+        return lambda: cli_latency.run(data_dir)
     if name == "replay_scaling":
         import replay_scaling
 
