@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -82,7 +83,7 @@ def composition(replay: Replay, max_steps: int = COMPOSITION_STEPS, top_tools: i
         totals[kind] = totals.get(kind, 0) + sign * counter.count_one(entry.message)
         present[kind] = present.get(kind, 0) + sign
 
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     for delta in replay.deltas():
         for e in delta.appended:
             account(e, 1)
@@ -180,7 +181,7 @@ def _previews_of(conversation: Conversation) -> dict[int, str]:
 
 
 def _rect(row: int, row_end: int, start: int, end: int, fate: str, members: Sequence[int],
-          messages: Sequence[Message], previews: dict[int, str]) -> dict:
+          messages: Sequence[Message], previews: dict[int, str]) -> dict[str, Any]:
     first = messages[members[0]]
     preview = previews.get(members[0])
     if preview is None:
@@ -242,7 +243,7 @@ def floor_series(runs: Sequence[Run]) -> pd.DataFrame:
     """The incompressible floor per step and setup, approximated as the tokens of the system messages and tool
     schemas plus the messages of the last step (the previous LLM output and everything logged after it), which
     every strategy keeps. Counted per message with each setup's counter."""
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     for label, rep in runs:
         counter = rep.counter
         messages = rep.conversation.messages

@@ -20,7 +20,8 @@ from typing import Any
 from urllib.parse import quote
 
 from ..conversation import LoadWarning
-from .base import COMPANION_LIMIT, LoadError
+from ..errors import LoadError
+from .base import COMPANION_LIMIT
 
 DATABASE = "opencode.db"
 #: the largest single storage file read (a part holds one tool output)

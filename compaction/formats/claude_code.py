@@ -58,11 +58,12 @@ from pathlib import Path
 from typing import Any
 
 from ..conversation import Conversation, LoadWarning, LogEvent, Message, Source, ToolCall, Usage, structural_warnings
+from ..errors import LoadError
 from . import claude_code_attachments as attachments
 from ._fields import TOO_DEEP, UnknownTypes, as_id, as_mapping, as_text, optional_count, type_name
 from ._parts import Parts
 from .anthropic_messages import messages_of, read_blocks, usage_of
-from .base import Document, FormatInfo, LoadError, iter_records, register_format
+from .base import Document, FormatInfo, iter_records, register_format
 
 MAIN = "main"
 #: record types that never reach the model
@@ -100,7 +101,7 @@ class _Thread:
     summaries: set[int] = field(default_factory=set)
     warnings: list[LoadWarning] = field(default_factory=list)
     awaiting_summary: int | None = None  # index in events of a boundary whose summary record has not come yet
-    versions: Counter = field(default_factory=Counter)
+    versions: Counter[str] = field(default_factory=Counter)
     session_id: str | None = None
     #: a subagent: the id of the call that started it, and whether its records were embedded as progress records
     parent_call_id: str | None = None
@@ -217,7 +218,7 @@ class _Thread:
                      meta: Mapping[str, Any]) -> Conversation:
         messages: list[Message] = []
         usage: dict[int, Usage] = {}
-        models: Counter = Counter()
+        models: Counter[str] = Counter()
         for index, slot in enumerate(self.slots):
             if isinstance(slot, _Draft):
                 p = slot.parts
@@ -266,7 +267,7 @@ def _continues_tool_record(slots: list[Message | _Draft], index: int) -> bool:
             and before.meta.get("uuid") == uuid)
 
 
-def _most_common(counts: Counter) -> str | None:
+def _most_common(counts: Counter[str]) -> str | None:
     return counts.most_common(1)[0][0] if counts else None
 
 

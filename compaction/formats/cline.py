@@ -33,12 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from ..conversation import Conversation, LoadWarning, Source, Usage, structural_warnings
+from ..errors import LoadError
 from ._cline_events import cline_events, roo_events
 from ._cline_history import ROO_TAGS, History, read_history
 from ._cline_text import is_environment_details, not_run_notice, result_header
 from ._cline_usage import align, api_requests, call_sources, metrics_usage, request_usage, roo_counts_total_input
 from ._fields import as_mapping, as_text, first_misfit, type_name
-from .base import Document, FormatInfo, LoadError, parse_document, read_document, register_format
+from .base import Document, FormatInfo, parse_document, read_document, register_format
 
 CLINE, ROO = "cline", "roo-code"
 TITLES = {CLINE: "Cline task", ROO: "Roo Code task"}
@@ -97,16 +98,16 @@ def _ui_message(item: Any) -> bool:
     return isinstance(item, Mapping) and item.get("type") in ("ask", "say") and isinstance(item.get("ts"), (int, float))
 
 
-def _looks_like_history(value: list) -> bool:
+def _looks_like_history(value: list[Any]) -> bool:
     """Mostly Anthropic messages (a few damaged entries cost only themselves when read)."""
     return first_misfit(value, _history_entry, _SAMPLE) is None and _history_entry(value[0])
 
 
-def _looks_like_ui(value: list) -> bool:
+def _looks_like_ui(value: list[Any]) -> bool:
     return first_misfit(value, _ui_message, _SAMPLE) is None and _ui_message(value[0])
 
 
-def _history_marks(value: list, path: str | None) -> tuple[bool, str | None]:
+def _history_marks(value: list[Any], path: str | None) -> tuple[bool, str | None]:
     """Whether a message list carries Cline / Roo Code marks, and which agent they name when they do."""
     sample = value[:_SAMPLE]
     ours = _file_name(path) == API_HISTORY or all(
@@ -145,7 +146,7 @@ def _text_mark(text: str) -> tuple[bool, str | None]:
     return bool(result_header(text) or not_run_notice(text) is not None or text.startswith("<task>")), None
 
 
-def _ui_flavor(ui: list) -> str | None:
+def _ui_flavor(ui: list[Any]) -> str | None:
     for m in ui[:_SAMPLE * 5]:
         if not isinstance(m, Mapping):
             continue
@@ -216,8 +217,8 @@ class TaskFiles:
     """The files of one task that this reader uses."""
 
     path: str | None
-    history: list
-    ui: list | None = None
+    history: list[Any]
+    ui: list[Any] | None = None
     metadata: Mapping[str, Any] | None = None
     context_history: Any = None
     item: Mapping[str, Any] | None = None
@@ -287,7 +288,7 @@ def read_task(files: TaskFiles, flavor: str) -> Conversation:
                         log_summary_indices=frozenset(history.summaries))
 
 
-def _usage(history: History, requests: list, matched: dict, roo: bool, warnings: list[LoadWarning]
+def _usage(history: History, requests: list[Any], matched: dict[str, Any], roo: bool, warnings: list[LoadWarning]
            ) -> dict[int, Usage]:
     usage: dict[int, Usage] = {}
     total = roo_counts_total_input(requests) if roo else False
@@ -319,7 +320,7 @@ def _task_id(files: TaskFiles) -> str:
     return folder or "0"
 
 
-def _model(history: History, requests: list, files: TaskFiles, roo: bool) -> str | None:
+def _model(history: History, requests: list[Any], files: TaskFiles, roo: bool) -> str | None:
     """The model most LLM calls used: per message (Cline ``modelInfo``; Roo's environment details), else per
     request, else the task metadata's ``model_usage``."""
     counts: Counter[str] = Counter()
@@ -352,7 +353,7 @@ def _cline_version(metadata: Mapping[str, Any] | None) -> str | None:
     return None
 
 
-def _meta(history: History, files: TaskFiles, requests: list) -> dict[str, Any]:
+def _meta(history: History, files: TaskFiles, requests: list[Any]) -> dict[str, Any]:
     meta: dict[str, Any] = {}
     providers = Counter(as_text(as_mapping(s.raw.get("modelInfo")).get("providerId")) for s in history.sources)
     providers.pop(None, None)

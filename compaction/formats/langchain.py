@@ -28,23 +28,26 @@ from ..conversation import (
     Image,
     LoadWarning,
     Message,
+    ResultPart,
+    Role,
     Source,
     ToolCall,
     ToolResult,
     Usage,
     structural_warnings,
 )
+from ..errors import LoadError
 from ._fields import as_count, as_mapping, as_text, first_misfit, type_name
-from .base import Document, FormatInfo, LoadError, register_format
+from .base import Document, FormatInfo, register_format
 from .openai_chat import parse_arguments, read_messages, usage_from_openai
 
 #: ``messages_to_dict`` type → role; ``…Chunk`` variants are folded onto these
-_TYPES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool", "chat": None,
+_TYPES: dict[str, Role | None] = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool", "chat": None,
           "remove": None}
 #: ``dumpd`` class name → ``messages_to_dict`` type
 _CLASSES = {"HumanMessage": "human", "AIMessage": "ai", "SystemMessage": "system", "ToolMessage": "tool",
             "FunctionMessage": "function", "ChatMessage": "chat", "RemoveMessage": "remove"}
-_CHAT_ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "system": "system",
+_CHAT_ROLES: dict[str, Role] = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "system": "system",
                "developer": "system"}
 
 
@@ -65,7 +68,7 @@ def _kind_and_fields(item: Any) -> tuple[str, Mapping[str, Any]] | None:
     return None
 
 
-def _message_list(value: Any) -> list | None:
+def _message_list(value: Any) -> list[Any] | None:
     if isinstance(value, list):
         return value
     if isinstance(value, Mapping):
@@ -204,7 +207,7 @@ def _tool_calls(fields: Mapping[str, Any], where: str, path: str | None,
     return []
 
 
-def _result_value(parts: _Parts) -> str | tuple:
+def _result_value(parts: _Parts) -> str | tuple[ResultPart, ...]:
     if not parts.images and not parts.files:
         return "".join(parts.texts)
     return (*parts.texts, *parts.images, *parts.files)

@@ -27,9 +27,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..conversation import Conversation, LoadWarning, Message, Source, Usage, structural_warnings
+from ..errors import LoadError
 from ._fields import as_mapping, as_text, type_name
 from ._text_actions import with_text_actions
-from .base import Document, FormatInfo, LoadError, register_format
+from .base import Document, FormatInfo, register_format
 from .openai_chat import read_messages_with_meta, usage_from_openai
 
 _ROLES = ("system", "user", "assistant", "tool")

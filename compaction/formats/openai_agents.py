@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from ..conversation import Conversation, LoadWarning, Usage
+from ..errors import LoadError
 from ._fields import TOO_DEEP, as_count, as_mapping, as_text, type_name
 from ._sqlite import open_database, quoted, tables, text
-from .base import Document, FormatInfo, LoadError, register_format
+from .base import Document, FormatInfo, register_format
 from .openai_responses import ItemReader
 
 FORMAT = "openai-agents"

@@ -34,6 +34,8 @@ from ..conversation import (
     LoadWarning,
     LogEvent,
     Message,
+    ResultPart,
+    Role,
     Source,
     ToolCall,
     ToolResult,
@@ -41,8 +43,9 @@ from ..conversation import (
     Usage,
     structural_warnings,
 )
+from ..errors import LoadError
 from ._fields import TOO_DEEP, UnknownTypes, as_count, as_mapping, as_text, type_name
-from .base import Document, FormatInfo, LoadError, iter_records, register_format
+from .base import Document, FormatInfo, iter_records, register_format
 from .openai_chat import parse_arguments
 
 #: output items of a response that start or extend the assistant message of an LLM call
@@ -59,7 +62,7 @@ COMPACTION_TYPES = frozenset({"compaction", "compaction_summary"})
 #: item types only the Responses API uses (evidence for detection)
 RESPONSES_TYPES = CALL_TYPES | HOSTED_CALL_TYPES | RESULT_TYPES | COMPACTION_TYPES | {"reasoning", "item_reference"}
 TEXT_PARTS = frozenset({"input_text", "output_text", "text", "refusal", "summary_text", "reasoning_text"})
-_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
+_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
 _SHELL_TOOL = "local_shell"
 
 
@@ -229,7 +232,7 @@ class ItemReader:
             error = True
         self.slots.append(Message("tool", tool_result=ToolResult(origin, value, error), meta={**meta, **extra_meta}))
 
-    def _output(self, output: Any, where: str, line: int | None) -> tuple[str | tuple, bool, dict[str, Any]]:
+    def _output(self, output: Any, where: str, line: int | None) -> tuple[str | tuple[ResultPart, ...], bool, dict[str, Any]]:
         """(result, error flag, meta) of a tool output: text exactly as the model received it, or parts."""
         if output is None:
             return "", False, {}
@@ -237,7 +240,7 @@ class ItemReader:
             return output, False, _shell_metadata(output)
         if isinstance(output, list):
             texts, images, files = self._content(output, where, line)
-            parts: tuple = (*texts, *images, *files)
+            parts: tuple[ResultPart, ...] = (*texts, *images, *files)
             return (parts[0] if len(parts) == 1 and isinstance(parts[0], str) else parts), False, {}
         if isinstance(output, Mapping) and isinstance(output.get("content"), (str, list)):
             value, _, meta = self._output(output["content"], where, line)
@@ -399,7 +402,7 @@ def tool_schemas(raw: Any, warnings: list[LoadWarning]) -> list[ToolSchema]:
 
 
 # ------------------------------------------------------------------------------------------------- shapes
-def _items_of(value: Any) -> tuple[list, list, Mapping[str, Any]] | None:
+def _items_of(value: Any) -> tuple[list[Any], list[Any], Mapping[str, Any]] | None:
     """(input items, output items, envelope) of a request/response object, or None if it is not one."""
     if not isinstance(value, Mapping):
         return None

@@ -47,7 +47,7 @@ def _reasoning_only(message: Message) -> bool:
     )
 
 
-def _from(items: list, start: int) -> Iterator:
+def _from(items: list[Any], start: int) -> Iterator[Any]:
     """``items[start:]`` (as long as it was when asked), one by one, without copying or stepping over the first
     ``start``."""
     return map(items.__getitem__, range(start, len(items)))
@@ -540,7 +540,7 @@ class DotnetRunner(Runner):
         )
 
 
-def trigger_and_target(params: Mapping[str, Any], ctx: RunContext) -> tuple[Trigger, Trigger | None, dict]:
+def trigger_and_target(params: Mapping[str, Any], ctx: RunContext) -> tuple[Trigger, Trigger | None, dict[str, Any]]:
     """The trigger/target a .NET setup uses: explicit params, else compact_at/compact_to of the window."""
     trigger = parse_trigger(params["trigger"]) if params.get("trigger") else tokens_exceed(
         int(ctx.context_window * ctx.compact_at)
@@ -569,7 +569,7 @@ TRIGGER_PARAMS = (
 )
 
 
-def _make_tool_result_compaction(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
+def _make_tool_result_compaction(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict[str, Any]]:
     trigger, target, lines = trigger_and_target(params, ctx)
     strategy = ToolResultCompaction(
         trigger,
@@ -580,7 +580,7 @@ def _make_tool_result_compaction(params: Mapping[str, Any], ctx: RunContext) -> 
     return strategy, lines
 
 
-StrategyMaker = Callable[[Mapping[str, Any], RunContext], tuple[DotnetStrategy, dict]]
+StrategyMaker = Callable[[Mapping[str, Any], RunContext], tuple[DotnetStrategy, dict[str, Any]]]
 
 
 def runner_builder(make: StrategyMaker) -> Callable[[Mapping[str, Any], RunContext], Runner]:
@@ -887,17 +887,17 @@ class ContextWindowCompaction(DotnetStrategy):
 
 
 # ------------------------------------------------------------------------------------------------ registrations
-def _make_truncation(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
+def _make_truncation(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict[str, Any]]:
     trigger, target, lines = trigger_and_target(params, ctx)
     return TruncationCompaction(trigger, params["minimum_preserved_groups"], target), lines
 
 
-def _make_sliding_window(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
+def _make_sliding_window(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict[str, Any]]:
     trigger, target, lines = trigger_and_target(params, ctx)
     return SlidingWindowCompaction(trigger, params["minimum_preserved_turns"], target), lines
 
 
-def _make_summarization(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
+def _make_summarization(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict[str, Any]]:
     trigger, target, lines = trigger_and_target(params, ctx)
     strategy = SummarizationCompaction(ctx.summarizer(params), ctx.counter, trigger,
                                        params["minimum_preserved_groups"], params["prompt"] or None, target,
@@ -905,7 +905,7 @@ def _make_summarization(params: Mapping[str, Any], ctx: RunContext) -> tuple[Dot
     return strategy, lines
 
 
-def _make_context_window(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
+def _make_context_window(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict[str, Any]]:
     window = params["max_context_window_tokens"] or ctx.context_window
     strategy = ContextWindowCompaction(window, params["max_output_tokens"], params["tool_eviction_threshold"],
                                        params["truncation_threshold"])
@@ -968,12 +968,12 @@ def parse_pipeline(text: str, allowed: Sequence[str] | Mapping[str, Any] = PIPEL
     return children
 
 
-def _make_pipeline(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
+def _make_pipeline(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict[str, Any]]:
     from .base import get_strategy
 
     shared = {p.name: params[p.name] for p in SUMMARIZER_PARAMS}
     children: list[DotnetStrategy] = []
-    lines: dict = {}
+    lines: dict[str, Any] = {}
     for position, (name, args) in enumerate(parse_pipeline(params["children"]), start=1):
         short = native_name(name, "agent_framework", PIPELINE_CHILDREN)
         if short is None:

@@ -1318,10 +1318,10 @@ def _counter(params: Mapping[str, Any], ctx: RunContext) -> Counter:
     return make_counter("maf-python") if params.get("tokenizer", TOKENIZERS[0]) == TOKENIZERS[0] else ctx.counter
 
 
-StrategyMaker = Callable[[Mapping[str, Any], RunContext], tuple[Callable[[History], Outcome], dict]]
+StrategyMaker = Callable[[Mapping[str, Any], RunContext], tuple[Callable[[History], Outcome], dict[str, Any]]]
 
 
-def _make_truncation(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict]:
+def _make_truncation(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict[str, Any]]:
     tokens = p["metric"] == "tokens"
     max_n = p["max_n"] or (int(ctx.context_window * ctx.compact_at) if tokens else 0)
     compact_to = p["compact_to_n"] or (int(ctx.context_window * ctx.compact_to) if tokens else 0)
@@ -1329,19 +1329,19 @@ def _make_truncation(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[H
     return strategy, ({"trigger": max_n, "target": compact_to} if tokens else {})
 
 
-def _make_sliding_window(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict]:
+def _make_sliding_window(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict[str, Any]]:
     return SlidingWindowStrategy(p["keep_last_groups"], p["preserve_system"]), {}
 
 
-def _make_selective(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict]:
+def _make_selective(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict[str, Any]]:
     return SelectiveToolCallCompactionStrategy(p["keep_last_tool_call_groups"]), {}
 
 
-def _make_tool_result(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict]:
+def _make_tool_result(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict[str, Any]]:
     return ToolResultCompactionStrategy(p["keep_last_tool_call_groups"]), {}
 
 
-def _make_summarization(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict]:
+def _make_summarization(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict[str, Any]]:
     counter = _counter(p, ctx)
     strategy = SummarizationStrategy(ctx.summarizer(p), text_counter(counter), counter, p["target_count"],
                                      p["threshold"], p["prompt"] or None, p["max_summary_input_tokens"] or None,
@@ -1349,7 +1349,7 @@ def _make_summarization(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable
     return strategy, {}
 
 
-def _make_context_window(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict]:
+def _make_context_window(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict[str, Any]]:
     strategy = ContextWindowCompactionStrategy(p["max_context_window_tokens"] or ctx.context_window,
                                                p["max_output_tokens"], p["tool_eviction_threshold"],
                                                p["truncation_threshold"], p["keep_last_tool_call_groups"],
@@ -1367,7 +1367,7 @@ CHILDREN: dict[str, StrategyMaker] = {
 }
 
 
-def _make_token_budget(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict]:
+def _make_token_budget(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict[str, Any]]:
     from .base import get_strategy
 
     budget = p["token_budget"] or int(ctx.context_window * ctx.compact_at)
