@@ -469,6 +469,7 @@ def _only_reads(action: int, *_: Any) -> int:
 def _opencode_database(search: _Search, database: _File) -> Iterator[FoundSession]:
     """The sessions of an OpenCode SQLite database (its ``session`` table), read-only; their size is what their
     messages and parts hold, when that can be summed before the search's deadline."""
+    sizes: dict[str, int] | None
     path, rows, sizes = database.path, [], {}
     try:
         conn = _open_read_only(path)

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..conversation import Message
 from ..history import Entry, inserted
@@ -28,7 +28,10 @@ from ._nesting import (
     make_nested,
     native_name,
 )
-from .base import SUMMARIZER_PARAMS, CallOutcome, ChangeMark, Param, RunContext, Runner, StrategyInfo, register
+from .base import SUMMARIZER_PARAMS, CallOutcome, ChangeMark, Param, Policy, RunContext, Runner, StrategyInfo, register
+
+if TYPE_CHECKING:
+    from ..summarizers import Summarizer
 
 DOCS = "https://learn.microsoft.com/dotnet/api/microsoft.agents.ai.compaction"
 SUMMARY_FLAG = "_is_summary"
@@ -689,7 +692,7 @@ class SummarizationCompaction(DotnetStrategy):
 
     REASON = "Summarized by SummarizationCompactionStrategy"
 
-    def __init__(self, summarizer, counter: Counter, trigger: Trigger, minimum_preserved_groups: int = 8,
+    def __init__(self, summarizer: Summarizer, counter: Counter, trigger: Trigger, minimum_preserved_groups: int = 8,
                  prompt: str | None = None, target: Callable[[MessageIndex], bool] | None = None,
                  summary_tokens: int = 512) -> None:
         super().__init__(trigger, target)
@@ -1042,7 +1045,7 @@ CONTEXT_WINDOW_PARAMS = (
           minimum=0.0, maximum=1.0),
 )
 
-for _name, _title, _summary, _params, _make, _policy, _doc in (
+_SPECS: tuple[tuple[str, str, str, tuple[Param, ...], StrategyMaker, Policy, str], ...] = (
     ("truncation", "TruncationCompactionStrategy",
      "When the trigger fires, removes the oldest non-system groups (a user message, an answer, a tool call with its "
      "results) one at a time until the target holds. The newest minimum_preserved_groups groups are never removed.",
@@ -1068,7 +1071,9 @@ for _name, _title, _summary, _params, _make, _policy, _doc in (
      "results, above 80% it removes the oldest groups, each keeping the newest 2 groups. Uses only the context "
      "window: compact_at and compact_to are ignored.",
      CONTEXT_WINDOW_PARAMS, _make_context_window, "window", "contextwindowcompactionstrategy"),
-):
+)
+
+for _name, _title, _summary, _params, _make, _policy, _doc in _SPECS:
     register(
         StrategyInfo(
             name=f"agent_framework.{_name}",

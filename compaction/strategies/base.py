@@ -14,7 +14,7 @@ import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..conversation import LogEvent, Source, ToolSchema, Usage
 from ..errors import CompactionError, ConfigError
@@ -216,6 +216,11 @@ class ChangeMark:
         """Entries from ``position`` on may have changed."""
         if self._lowest is None or position < self._lowest:
             self._lowest = position
+
+    @overload
+    def take(self, unchanged: int) -> int: ...
+    @overload
+    def take(self, unchanged: None = None) -> int | None: ...
 
     def take(self, unchanged: int | None = None) -> int | None:
         """The lowest position noted since the last take (``unchanged`` when none was), and start over."""
