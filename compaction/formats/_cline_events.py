@@ -307,6 +307,7 @@ def _summary_event(entry: int, record: _UiRecord | None, places: _Places) -> Log
     history = places.history
     source = history.sources[entry]
     text = "\n".join(m.text for m in history.messages[source.start:source.start + source.count])
+    index: int | None
     if source.role == "user":
         index = source.start
     else:

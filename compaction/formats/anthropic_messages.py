@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..conversation import (
     Conversation,
@@ -485,7 +485,7 @@ def _is_request(value: Any) -> str | None:
     why = _looks_anthropic(messages)
     if why is None:
         return None
-    tools = value.get("tools") if isinstance(value.get("tools"), list) else []
+    tools = cast("list[Any]", value.get("tools")) if isinstance(value.get("tools"), list) else []
     marked = "system" in value or any(isinstance(t, Mapping) and "input_schema" in t for t in tools)
     roles_ok = all(isinstance(m, Mapping) and m.get("role") in _ROLES for m in messages[:200])
     contents_ok = all(isinstance(m.get("content"), (str, list)) for m in messages[:200] if isinstance(m, Mapping))

@@ -325,8 +325,9 @@ class _Threads:
         agent = result["agentId"]
         content = message.get("content")
         for block in content if isinstance(content, list) else ():
-            if isinstance(block, Mapping) and block.get("type") == "tool_result" and as_id(block.get("tool_use_id")):
-                self.agent_calls.setdefault(agent, as_id(block["tool_use_id"]))
+            if isinstance(block, Mapping) and block.get("type") == "tool_result" and (
+                    use_id := as_id(block.get("tool_use_id"))):
+                self.agent_calls.setdefault(agent, use_id)
                 break
         self.task_results[agent] = {ours: result[theirs] for theirs, ours in TASK_RESULT_KEYS.items()
                                     if isinstance(result.get(theirs), (str, int, float))}
@@ -451,7 +452,9 @@ class _Reader:
         elif subtype == "local_command" and as_text(record.get("content")):
             # a slash command's output: Claude Code sends it to the model as a user message
             thread.add_user(record, {"content": record["content"]}, line)
-            thread.slots[-1] = thread.slots[-1].with_meta(local_command=True)
+            added = thread.slots[-1]
+            assert isinstance(added, Message)  # add_user appends a message
+            thread.slots[-1] = added.with_meta(local_command=True)
 
     def _attachment(self, record: Mapping[str, Any], line: int | None, thread: _Thread) -> None:
         attachment = record.get("attachment")
@@ -531,7 +534,10 @@ def combine(groups: list[list[Conversation]]) -> list[list[Conversation]]:
     session (progress records) and kept in its own file is read from its file, which is complete (it also holds
     the subagent's final answer), and the embedded copy is left out with a note on the main conversation."""
     mains: dict[str, Conversation] = {}
-    own_files: set[tuple[str, str]] = set()
+    #: (session id, agent id) of the subagents read from their own files (the session id as the meta holds it)
+    own_files: set[tuple[Any, str]] = set()
+    session: Any  # meta values are JSON, whatever the log held
+    agent: Any
     for conv in (c for group in groups for c in group):
         session = conv.source.meta.get("session_id")
         if conv.id == MAIN and isinstance(session, str):
@@ -539,7 +545,7 @@ def combine(groups: list[list[Conversation]]) -> list[list[Conversation]]:
         agent = conv.source.meta.get("agent_id")
         if isinstance(agent, str) and not conv.source.meta.get("embedded"):
             own_files.add((session, agent))
-    dropped: dict[str, list[str]] = {}
+    dropped: dict[Any, list[str]] = {}  # by the session id as the meta holds it
     out: list[list[Conversation]] = []
     for group in groups:
         kept = []
@@ -559,7 +565,7 @@ def combine(groups: list[list[Conversation]]) -> list[list[Conversation]]:
     return [[_note_dropped(c, dropped) for c in group] for group in out]
 
 
-def _note_dropped(conv: Conversation, dropped: dict[str, list[str]]) -> Conversation:
+def _note_dropped(conv: Conversation, dropped: dict[Any, list[str]]) -> Conversation:
     names = dropped.get(conv.source.meta.get("session_id")) if conv.id == MAIN else None
     if not names:
         return conv

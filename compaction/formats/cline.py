@@ -27,17 +27,25 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..conversation import Conversation, LoadWarning, Source, Usage, structural_warnings
 from ..errors import LoadError
 from ._cline_events import cline_events, roo_events
 from ._cline_history import ROO_TAGS, History, read_history
 from ._cline_text import is_environment_details, not_run_notice, result_header
-from ._cline_usage import align, api_requests, call_sources, metrics_usage, request_usage, roo_counts_total_input
+from ._cline_usage import (
+    ApiRequest,
+    align,
+    api_requests,
+    call_sources,
+    metrics_usage,
+    request_usage,
+    roo_counts_total_input,
+)
 from ._fields import as_mapping, as_text, first_misfit, type_name
 from .base import Document, FormatInfo, parse_document, read_document, register_format
 
@@ -121,7 +129,7 @@ def _history_marks(value: list[Any], path: str | None) -> tuple[bool, str | None
             return True, ROO
         if m.get("role") == "assistant" and ("modelInfo" in m or "metrics" in m):
             ours, flavor = True, flavor or CLINE
-        for block in m.get("content") if isinstance(m.get("content"), list) else ():
+        for block in cast("list[Any]", m.get("content")) if isinstance(m.get("content"), list) else ():
             kind = block.get("type") if isinstance(block, Mapping) else None
             if kind in ("reasoning", "thoughtSignature"):
                 return True, ROO
@@ -202,7 +210,7 @@ def _history_flavor(doc: Document) -> str | None:
     return _history_marks(history, API_HISTORY)[1] if history else None
 
 
-def _detector(flavor: str):
+def _detector(flavor: str) -> Callable[[Document], str | None]:
     def detect(doc: Document) -> str | None:
         found, why = classify(doc)
         if found is None:
@@ -288,8 +296,8 @@ def read_task(files: TaskFiles, flavor: str) -> Conversation:
                         log_summary_indices=frozenset(history.summaries))
 
 
-def _usage(history: History, requests: list[Any], matched: dict[str, Any], roo: bool, warnings: list[LoadWarning]
-           ) -> dict[int, Usage]:
+def _usage(history: History, requests: list[ApiRequest], matched: dict[int, ApiRequest], roo: bool,
+           warnings: list[LoadWarning]) -> dict[int, Usage]:
     usage: dict[int, Usage] = {}
     total = roo_counts_total_input(requests) if roo else False
     for entry, request in matched.items():
@@ -384,13 +392,13 @@ def _meta(history: History, files: TaskFiles, requests: list[Any]) -> dict[str, 
     return meta
 
 
-def _reader(flavor: str):
+def _reader(flavor: str) -> Callable[[Document], list[Conversation]]:
     def read(doc: Document) -> list[Conversation]:
         return [read_task(task_files(doc, TITLES[flavor]), flavor)]
     return read
 
 
-def _folder_reader(flavor: str):
+def _folder_reader(flavor: str) -> Callable[[Path], list[Conversation] | None]:
     def read_folder(folder: Path) -> list[Conversation] | None:
         """The task in ``folder`` when it is a task folder of this agent, else None."""
         history = Path(folder) / API_HISTORY

@@ -41,7 +41,8 @@ def _messages(value: Any) -> list[Any] | None:
     if isinstance(value, list):
         return value
     if isinstance(value, Mapping) and isinstance(value.get("messages"), list):
-        return value["messages"]
+        messages: list[Any] = value["messages"]
+        return messages
     return None
 
 
@@ -238,7 +239,8 @@ def message_to_haystack(m: Message) -> dict[str, Any]:
 def _json_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
     import json
 
-    return json.loads(json.dumps(dict(meta), default=str))
+    plain: dict[str, Any] = json.loads(json.dumps(dict(meta), default=str))
+    return plain
 
 
 def write(conv: Conversation) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ import zipfile
 import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from ..conversation import (
     Conversation,
@@ -194,7 +194,7 @@ class _SampleReader:
         error = raw.get("error")
         failed = isinstance(error, Mapping)
         if failed and not texts and not images and not files:
-            texts = [f"Error: {as_text(error.get('message')) or ''}"]
+            texts = [f"Error: {as_text(cast('Mapping[str, Any]', error).get('message')) or ''}"]
         parts: tuple[ResultPart, ...] = (*texts, *images, *files)
         result = parts[0] if len(parts) == 1 and isinstance(parts[0], str) else ("" if not parts else parts)
         return Message("tool", tool_result=ToolResult(origin, result, failed), meta=meta)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..conversation import (
     Conversation,
@@ -73,10 +73,12 @@ def _message_list(value: Any) -> list[Any] | None:
         return value
     if isinstance(value, Mapping):
         if isinstance(value.get("messages"), list):
-            return value["messages"]
+            messages: list[Any] = value["messages"]
+            return messages
         kwargs = as_mapping(value.get("kwargs"))
         if value.get("lc") == 1 and isinstance(kwargs.get("messages"), list):
-            return kwargs["messages"]
+            constructed: list[Any] = kwargs["messages"]
+            return constructed
     return None
 
 
@@ -130,7 +132,7 @@ def _block(block: Any, where: str, parts: _Parts, known_calls: set[str], warning
     if kind == "text" or (kind is None and isinstance(block.get("text"), str)):
         parts.texts.append(as_text(block.get("text")) or "")
     elif kind in ("thinking", "reasoning"):
-        summary = block.get("summary") if isinstance(block.get("summary"), list) else []
+        summary = cast("list[Any]", block.get("summary")) if isinstance(block.get("summary"), list) else []
         summary = [as_text(as_mapping(s).get("text")) for s in summary]
         text = as_text(block.get("thinking")) or as_text(block.get("reasoning")) or "\n".join(t for t in summary if t)
         if text:
@@ -225,7 +227,7 @@ class _Reader:
     def message(self, kind: str, fields: Mapping[str, Any], where: str) -> tuple[Message, Usage | None] | None:
         role = _TYPES[kind]
         if kind == "chat":
-            role = _CHAT_ROLES.get(fields.get("role")) if isinstance(fields.get("role"), str) else None
+            role = _CHAT_ROLES.get(cast(str, fields.get("role"))) if isinstance(fields.get("role"), str) else None
             if role is None:
                 self.warnings.append(LoadWarning(f"{where}: chat message with role {fields.get('role')!r} read as a "
                                                  "user message", field="role"))
@@ -270,7 +272,7 @@ class _Reader:
                 return last
             return ToolCall(None, name or "function")
         call_id = as_text(fields.get("tool_call_id"))
-        return self.calls.get(call_id) if call_id in self.calls else ToolCall(call_id, name or "unknown_tool")
+        return self.calls[call_id] if call_id in self.calls else ToolCall(call_id, name or "unknown_tool")
 
 
 def read(doc: Document) -> list[Conversation]:

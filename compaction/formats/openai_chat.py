@@ -196,7 +196,7 @@ def _name(m: Mapping[str, Any]) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def read_messages_with_meta(raw_messages: list[Any], metas: list[Mapping[str, Any]], path: str | None,
+def read_messages_with_meta(raw_messages: list[Any], metas: Sequence[Mapping[str, Any]], path: str | None,
                             tools_raw: Sequence[Any] = ()) -> tuple[list[Message], list[ToolSchema], list[LoadWarning]]:
     """:func:`read_messages`, with ``metas[i]`` merged into the meta of the message read from ``raw_messages[i]``."""
     out, tools, warnings = read_messages(raw_messages, path, tools_raw)

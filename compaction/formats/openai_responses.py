@@ -23,9 +23,9 @@ message: one LLM call. The item reader here is shared with the Codex rollout rea
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from ..conversation import (
     Conversation,
@@ -199,7 +199,7 @@ class ItemReader:
         self.pending_results.append(Message("tool", tool_result=ToolResult(call, text, error=status == "failed"),
                                             meta=result_meta))
 
-    def fill_web_searches(self, found: list[tuple[str | None, Mapping[str, Any]]]) -> None:
+    def fill_web_searches(self, found: Sequence[tuple[str | None, Mapping[str, Any]]]) -> None:
         """Arguments for the web searches whose item had no action, from the agent's own record of them (Codex's
         ``web_search_end`` events: ``(call id, arguments)``, matched to the searches by call id, else the n-th record to
         the n-th search)."""
@@ -216,10 +216,11 @@ class ItemReader:
             arguments = by_id.get(call.id) if call.id in by_id else next(in_order, None)
             if arguments and not call.arguments:
                 slot.tool_calls[k] = replaced[call.id] = replace(call, arguments=dict(arguments))
-        for i, slot in enumerate(self.slots):
-            result = slot.tool_result if isinstance(slot, Message) else None
+        for i, held in enumerate(self.slots):
+            result = held.tool_result if isinstance(held, Message) else None
             if result is not None and result.call_id in replaced:
-                self.slots[i] = replace(slot, tool_result=replace(result, origin=replaced[result.call_id]))
+                assert isinstance(held, Message)  # it holds a result
+                self.slots[i] = replace(held, tool_result=replace(result, origin=replaced[result.call_id]))
 
     def _result(self, item: Mapping[str, Any], where: str, line: int | None, meta: dict[str, Any]) -> None:
         self.close()
@@ -392,7 +393,7 @@ def tool_schemas(raw: Any, warnings: list[LoadWarning]) -> list[ToolSchema]:
         if not isinstance(tool, Mapping):
             warnings.append(LoadWarning("a tool definition is not an object; skipped", field="tools"))
             continue
-        fn = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
+        fn = cast("Mapping[str, Any]", tool.get("function")) if isinstance(tool.get("function"), Mapping) else tool
         name = fn.get("name")
         if isinstance(name, str):
             params = fn.get("parameters")

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from ..conversation import (
     Conversation,
@@ -76,7 +76,8 @@ def _events(value: Any) -> list[Any] | None:
     if isinstance(value, Mapping):
         for key in ("trajectory", "history", "events"):
             if isinstance(value.get(key), list):
-                return value[key]
+                events: list[Any] = value[key]
+                return events
     return None
 
 
@@ -321,8 +322,8 @@ class _Reader:
             return
         if kind == "system":
             self.emit(Message("system", _texts(args.get("content") or event.get("message")), meta=meta))
-            _, self.tools, _ = read_messages([], self.path, args.get("tools") if isinstance(args.get("tools"), list)
-                                             else [])
+            _, self.tools, _ = read_messages([], self.path, cast("list[Any]", args.get("tools"))
+                                             if isinstance(args.get("tools"), list) else [])
         elif kind == "condensation":
             summary = as_text(args.get("summary"))
             self.events.append(LogEvent(len(self.messages), "compaction", "auto", summary=summary))
@@ -370,7 +371,7 @@ class _Reader:
         kind = as_text(event.get("observation"))
         if kind in _SILENT_OBSERVATIONS:
             return
-        content = event.get("content") if isinstance(event.get("content"), str) else ""
+        content = cast(str, event.get("content")) if isinstance(event.get("content"), str) else ""
         extras = as_mapping(event.get("extras"))
         meta: dict[str, Any] = {"openhands_event_id": event.get("id"), "openhands_observation": kind}
         metadata = as_mapping(event.get("tool_call_metadata"))

@@ -126,8 +126,8 @@ def _result_value(content: Any) -> str | tuple[ResultPart, ...]:
         return ""
     if isinstance(content, str):
         return content
-    if isinstance(content, Mapping) and _media(content) is not None:
-        return (_media(content),)
+    if isinstance(content, Mapping) and (single := _media(content)) is not None:
+        return (single,)
     if isinstance(content, list) and any(isinstance(i, Mapping) and _media(i) is not None for i in content):
         out: list[ResultPart] = []
         for item in content:
