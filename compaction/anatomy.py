@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .conversation import Conversation, Message
-from .history import FATES, Entry
+from .history import FATES, Entry, Fate
 from .replay import ContextItem, Replay
 from .views import MAX_CHART_ROWS, Run, series_name
 
@@ -102,7 +102,8 @@ def composition(replay: Replay, max_steps: int = COMPOSITION_STEPS, top_tools: i
     keep = set(tools.groupby("kind")["tokens"].sum().nlargest(top_tools).index)
     other = frame["kind"].str.startswith("tool result: ") & ~frame["kind"].isin(keep)
     frame.loc[other, "kind"] = "tool result: other"
-    return frame.groupby(["step", "kind"], as_index=False, sort=False)["tokens"].sum()[COMPOSITION_COLUMNS]
+    # pandas-stubs types a column's sum as a Series; with as_index=False it is a DataFrame
+    return frame.groupby(["step", "kind"], as_index=False, sort=False)["tokens"].sum()[COMPOSITION_COLUMNS]  # type: ignore[return-value]
 
 
 def kind_order(kinds: Sequence[str]) -> list[str]:
@@ -126,7 +127,7 @@ def _fate_rows(replay: Replay) -> tuple[list[int], list[list[tuple[int, int, str
     indices = [i for i in range(calls[-1]) if i not in replay.skipped]
     position = {index: pos for pos, index in enumerate(indices)}
     runs: list[list[tuple[int, int, str]]] = [[] for _ in indices]
-    current = [(bisect.bisect_right(calls, i), "kept") for i in indices]  # (start, fate) of each open run
+    current: list[tuple[int, Fate]] = [(bisect.bisect_right(calls, i), "kept") for i in indices]  # (start, fate) of each open run
     for delta in replay.deltas():
         if delta.change is None:
             continue

@@ -416,7 +416,7 @@ def make_summarizer(name: str = "extractive", *, log_summaries: Sequence[str] = 
     if name == "from-log":
         return FromLogSummarizer(tuple(log_summaries))
     if name == "openai-compatible":
-        kwargs = {k: v for k, v in (("model", model), ("base_url", base_url or os.environ.get("OPENAI_BASE_URL")))
+        kwargs: dict[str, Any] = {k: v for k, v in (("model", model), ("base_url", base_url or os.environ.get("OPENAI_BASE_URL")))
                   if v}
         return OpenAICompatibleSummarizer(**kwargs)
     raise ConfigError(f"unknown summarizer {name!r}; expected one of {', '.join(SUMMARIZERS)}")

@@ -357,19 +357,26 @@ def context_strip(rows: Sequence[AlignedRow], labels: Sequence[str], max_rows: i
     return pd.DataFrame(segments, columns=STRIP_COLUMNS)
 
 
+def _cell(row: AlignedRow, label: str) -> ContextItem:
+    """The item of setup ``label`` in a row given to :func:`_runs` (those rows all hold one)."""
+    item = row.cells[label]
+    assert item is not None  # context_strip passes only the rows the setup has
+    return item
+
+
 def _runs(label: str, positioned: Sequence[tuple[int, AlignedRow]], width: int) -> list[dict[str, Any]]:
     """Segments of equal fate; with ``width > 1`` positions are first binned, each bin taking its commonest fate."""
     cells: list[tuple[int, int, str, int | None, int]] = []  # (start, end, fate, original index, messages)
     if width <= 1:
-        cells = [(pos, pos + 1, row.cells[label].fate, row.cells[label].index, 1) for pos, row in positioned]
+        cells = [(pos, pos + 1, _cell(row, label).fate, _cell(row, label).index, 1) for pos, row in positioned]
     else:
         bins: dict[int, list[tuple[int, AlignedRow]]] = {}
         for pos, row in positioned:
             bins.setdefault(pos // width, []).append((pos, row))
         for b, members in sorted(bins.items()):
-            fates = [row.cells[label].fate for _, row in members]
+            fates = [_cell(row, label).fate for _, row in members]
             commonest = max(set(fates), key=fates.count)
-            index = next((row.cells[label].index for _, row in members if row.cells[label].index is not None), None)
+            index = next((_cell(row, label).index for _, row in members if _cell(row, label).index is not None), None)
             cells.append((b * width, (b + 1) * width, commonest, index, len(members)))
     out: list[dict[str, Any]] = []
     for start, end, fate, index, count in cells:
