@@ -263,7 +263,7 @@ def with_tokens_sent(calls: Sequence[HookCall], token_counter: Any, tools: Seque
     ]
 
 
-def _one_call(hooks: dict[str, Any], state: Any, recorder: _Recorder, step: int, index: int, tools: list[Any],
+def _one_call(hooks: dict[Any, Any], state: Any, recorder: _Recorder, step: int, index: int, tools: list[Any],
               run_hooks: Any) -> HookCall:
     """Run the ``before_llm`` hooks once, as ``Agent._run_step`` does, and record what the hook did."""
     from haystack.components.agents.state.state_utils import replace_values
