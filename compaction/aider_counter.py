@@ -49,7 +49,7 @@ class AiderCounter(Counter):
 
     def __init__(self) -> None:
         self._encoding = tiktoken_offline.get_encoding(ENCODING)
-        self._cache = _IdCache()
+        self._cache: _IdCache[int] = _IdCache()
 
     def count_one(self, message: Message) -> int:
         return self._cache.get(message, lambda m: len(self._encoding.encode_ordinary(aider_json(m))))

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .conversation import Conversation, Message
-from .history import FATES, Entry
+from .history import FATES, Entry, Fate
 from .replay import ContextItem, Replay
 from .views import MAX_CHART_ROWS, Run, series_name
 
@@ -82,7 +83,7 @@ def composition(replay: Replay, max_steps: int = COMPOSITION_STEPS, top_tools: i
         totals[kind] = totals.get(kind, 0) + sign * counter.count_one(entry.message)
         present[kind] = present.get(kind, 0) + sign
 
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     for delta in replay.deltas():
         for e in delta.appended:
             account(e, 1)
@@ -101,7 +102,8 @@ def composition(replay: Replay, max_steps: int = COMPOSITION_STEPS, top_tools: i
     keep = set(tools.groupby("kind")["tokens"].sum().nlargest(top_tools).index)
     other = frame["kind"].str.startswith("tool result: ") & ~frame["kind"].isin(keep)
     frame.loc[other, "kind"] = "tool result: other"
-    return frame.groupby(["step", "kind"], as_index=False, sort=False)["tokens"].sum()[COMPOSITION_COLUMNS]
+    # pandas-stubs types a column's sum as a Series; with as_index=False it is a DataFrame
+    return frame.groupby(["step", "kind"], as_index=False, sort=False)["tokens"].sum()[COMPOSITION_COLUMNS]  # type: ignore[return-value]
 
 
 def kind_order(kinds: Sequence[str]) -> list[str]:
@@ -125,7 +127,7 @@ def _fate_rows(replay: Replay) -> tuple[list[int], list[list[tuple[int, int, str
     indices = [i for i in range(calls[-1]) if i not in replay.skipped]
     position = {index: pos for pos, index in enumerate(indices)}
     runs: list[list[tuple[int, int, str]]] = [[] for _ in indices]
-    current = [(bisect.bisect_right(calls, i), "kept") for i in indices]  # (start, fate) of each open run
+    current: list[tuple[int, Fate]] = [(bisect.bisect_right(calls, i), "kept") for i in indices]  # (start, fate) of each open run
     for delta in replay.deltas():
         if delta.change is None:
             continue
@@ -180,7 +182,7 @@ def _previews_of(conversation: Conversation) -> dict[int, str]:
 
 
 def _rect(row: int, row_end: int, start: int, end: int, fate: str, members: Sequence[int],
-          messages: Sequence[Message], previews: dict[int, str]) -> dict:
+          messages: Sequence[Message], previews: dict[int, str]) -> dict[str, Any]:
     first = messages[members[0]]
     preview = previews.get(members[0])
     if preview is None:
@@ -242,7 +244,7 @@ def floor_series(runs: Sequence[Run]) -> pd.DataFrame:
     """The incompressible floor per step and setup, approximated as the tokens of the system messages and tool
     schemas plus the messages of the last step (the previous LLM output and everything logged after it), which
     every strategy keeps. Counted per message with each setup's counter."""
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     for label, rep in runs:
         counter = rep.counter
         messages = rep.conversation.messages

@@ -280,7 +280,7 @@ class Conversation:
     log_summary_indices: frozenset[int] = frozenset()
     #: what analyses derive from this conversation alone and keep for the next one (uncompacted series, previews);
     #: it lives and dies with the conversation, and ``dataclasses.replace`` starts a copy with an empty one
-    memo: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    memo: dict[tuple[Hashable, ...], Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __getstate__(self) -> list[Any]:
         """Pickled without its memo (it may hold counters; a copy builds its own)."""
@@ -293,7 +293,7 @@ class Conversation:
     def __len__(self) -> int:
         return len(self.messages)
 
-    def memoized(self, key: Hashable, compute: Callable[[], T]) -> T:
+    def memoized(self, key: tuple[Hashable, ...], compute: Callable[[], T]) -> T:
         """What ``compute()`` returns, computed once and kept in :attr:`memo` under ``key`` (an analysis of this
         conversation alone: it is freed with the conversation, never held by a global cache)."""
         try:

@@ -158,7 +158,7 @@ class _Search:
         except OSError:
             return None
 
-    def entries_of(self, folder: str | Path) -> list[os.DirEntry]:
+    def entries_of(self, folder: str | Path) -> list[os.DirEntry[str]]:
         """The entries of ``folder`` (none when it is missing or unreadable, with a note when unreadable), counted
         against the limits; :class:`_Exhausted` when a limit is reached."""
         if time.monotonic() > self.deadline:
@@ -183,7 +183,7 @@ class _Search:
                 raise _Exhausted(f"stopped after {self.limits.max_root_entries:,} directory entries under one root")
         return found
 
-    def subfolders(self, folder: str | Path) -> list[os.DirEntry]:
+    def subfolders(self, folder: str | Path) -> list[os.DirEntry[str]]:
         """Folders in ``folder`` that are not links (a link to a folder is never followed: no loops, no escape)."""
         out = []
         for entry in self.entries_of(folder):
@@ -194,7 +194,7 @@ class _Search:
                 continue
         return out
 
-    def regular_file(self, path: str | os.DirEntry, within: Path) -> os.stat_result | None:
+    def regular_file(self, path: str | os.DirEntry[str], within: Path) -> os.stat_result | None:
         """The stat of a regular file, following a link only when its target lies inside ``within``; else None."""
         try:
             is_link = path.is_symlink() if isinstance(path, os.DirEntry) else os.path.islink(path)
@@ -469,6 +469,7 @@ def _only_reads(action: int, *_: Any) -> int:
 def _opencode_database(search: _Search, database: _File) -> Iterator[FoundSession]:
     """The sessions of an OpenCode SQLite database (its ``session`` table), read-only; their size is what their
     messages and parts hold, when that can be summed before the search's deadline."""
+    sizes: dict[str, int] | None
     path, rows, sizes = database.path, [], {}
     try:
         conn = _open_read_only(path)
@@ -619,7 +620,7 @@ def search(home: str | Path | None = None, roots: Iterable[str | Path] = (), age
         raise ValueError(f"unknown agent {unknown[0]!r}; known agents: {', '.join(AGENTS)}")
     state = _Search(Path(home) if home is not None else default_home(env), env, [Path(r) for r in roots], limits)
     found: list[FoundSession] = []
-    layouts: dict[Callable, AgentLayout] = {}
+    layouts: dict[Callable[..., Any], AgentLayout] = {}
     for agent in wanted:  # one search per layout: Cline and Roo Code share theirs
         layouts.setdefault(AGENTS[agent].find, AGENTS[agent])
     for find, layout in layouts.items():

@@ -4,6 +4,7 @@ can never drift from the code."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from .formats import FormatInfo, formats
 from .strategies import registry
@@ -25,7 +26,7 @@ def strategies_markdown() -> str:
     lines = ["# Strategy reference", "",
              "Generated from the strategy registry by `python tools/build_docs.py`; the test suite fails when it is "
              "out of date.", ""]
-    by_family: dict[str, list] = {}
+    by_family: dict[str, list[Any]] = {}
     for info in registry().values():
         by_family.setdefault(info.family, []).append(info)
     for family in sorted(by_family):

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from collections import Counter as Tally
 from dataclasses import dataclass
+from typing import cast
 
 from .conversation import Message
+from .history import Fate
 from .replay import Replay, Step
 
 
@@ -23,7 +25,7 @@ def _k(n: float) -> str:
     return f"{n:.0f}"
 
 
-def _changes(rep: Replay, step: Step) -> dict[str, int]:
+def _changes(rep: Replay, step: Step) -> dict[Fate, int]:
     """How many originals changed fate at this step (newly pruned/collapsed/dropped) and messages inserted."""
     now = rep.fates_at(step.step)
     before = rep.fates_at(step.step - 1) if step.step > 0 else {}
@@ -63,7 +65,7 @@ def what_happened(rep: Replay, k: int) -> str:
     done = [f"{n} {fate}" for fate, n in changes.items() if n and fate != "inserted"]
     if changes.get("inserted"):
         done.append(f"{changes['inserted']} message{'s' if changes['inserted'] != 1 else ''} inserted")
-    goal = f" toward a target of {_k(step.target if step.target is not None else target)}" if (
+    goal = f" toward a target of {_k(cast(float, step.target if step.target is not None else target))}" if (
         step.target is not None or target is not None) else ""
     parts.append(f"It compacted{goal}: {step.note or ', '.join(done)}")
     if done and step.note:
@@ -125,7 +127,7 @@ def warnings_for(rep: Replay) -> list[SetupWarning]:
 
 def _steps_where_lost(rep: Replay, index: int) -> list[int]:
     """The calls at which original ``index`` was collapsed or dropped."""
-    fates: dict[int, str] = {}
+    fates: dict[int, Fate] = {}
     lost = []
     for delta in rep.deltas():
         if delta.change is not None:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .conversation import File, Image, Message, ResultPart
+from .conversation import File, Image, Message, ResultPart, ToolCall
 
 #: meta key of a tool message whose response object holds this key (the CLI answers a masked or truncated output
 #: with ``{output: ...}`` even where the call had failed)
@@ -78,7 +78,7 @@ def function_response(message: Message) -> dict[str, Any]:
     return {"functionResponse": body}
 
 
-def function_call(call) -> dict[str, Any]:
+def function_call(call: ToolCall) -> dict[str, Any]:
     """A tool call's ``functionCall`` part."""
     body: dict[str, Any] = {"id": call.id} if call.id else {}
     body["name"] = call.name
@@ -92,7 +92,8 @@ def message_parts(message: Message) -> list[dict[str, Any]]:
         return [function_response(message)]
     parts: list[dict[str, Any]] = [{"text": text} for text in message.texts]
     parts += [function_call(call) for call in message.tool_calls]
-    parts += [media_part(m) for m in (*message.images, *message.files)]
+    non_text: tuple[Image | File, ...] = (*message.images, *message.files)
+    parts += [media_part(m) for m in non_text]
     return parts
 
 

@@ -101,7 +101,7 @@ class GeminiCliCounter(Counter):
     spec = "gemini-cli"
 
     def __init__(self) -> None:
-        self._quarters = _IdCache()
+        self._quarters: _IdCache[int] = _IdCache()
 
     def quarters(self, message: Message) -> int:
         """A message's share, in quarter tokens (cached)."""

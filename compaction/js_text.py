@@ -24,7 +24,7 @@ _JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2
                  "\u2028\u2029\u202f\u205f\u3000\ufeff"
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 #: JSON string quoting as ``JSON.stringify`` does it, but for lone surrogates (handled apart)
-_quote = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_quote = json.encoder.encode_basestring
 
 
 def utf16_len(text: str) -> int:

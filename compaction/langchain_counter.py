@@ -42,7 +42,8 @@ def langchain_content(message: Message) -> str | list[Any]:
         return message.texts[0] if message.texts else ""
     blocks: list[Any] = [{"type": "reasoning", "reasoning": r} for r in message.reasoning]
     blocks += [{"type": "text", "text": t} for t in message.texts]
-    blocks += [_block(part) for part in (*message.images, *message.files)]
+    non_text: tuple[Image | File, ...] = (*message.images, *message.files)
+    blocks += [_block(part) for part in non_text]
     return blocks
 
 
@@ -105,7 +106,7 @@ class LangchainCounter(Counter):
             raise ConfigError(f"`chars_per_token` must be greater than 0, got {chars_per_token}.")
         self.chars_per_token = float(chars_per_token)
         self.spec = "langchain" if self.chars_per_token == 4.0 else f"langchain:{self.chars_per_token:g}"
-        self._cache = _IdCache()
+        self._cache: _IdCache[float] = _IdCache()
 
     def _share(self, message: Message) -> float:
         return self._cache.get(message, lambda m: approximate_tokens(m, self.chars_per_token))

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
@@ -40,7 +40,7 @@ XML_TYPES = {"user": "human", "assistant": "ai", "system": "system", "tool": "to
 #: tool-call ids longer than this are shown cut, followed by ``...``
 TOOL_CALL_ID_LIMIT = 64
 _FORMATTER = string.Formatter()
-_CONVERSIONS = {None: str, "s": str, "r": repr, "a": ascii}
+_CONVERSIONS: dict[str | None, Callable[[object], str]] = {None: str, "s": str, "r": repr, "a": ascii}
 
 
 # ------------------------------------------------------------------------------------------------ XML transcript

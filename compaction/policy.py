@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -121,14 +122,19 @@ class Trigger:
     def __call__(self, m: IndexMetrics) -> bool:
         k = self.kind
         if k == "tokens_exceed":
+            assert self.value is not None  # __post_init__: a kind that takes a value has one
             return m.included_tokens > self.value
         if k == "tokens_below":
+            assert self.value is not None  # __post_init__: a kind that takes a value has one
             return m.included_tokens < self.value
         if k == "messages_exceed":
+            assert self.value is not None  # __post_init__: a kind that takes a value has one
             return m.included_messages > self.value
         if k == "turns_exceed":
+            assert self.value is not None  # __post_init__: a kind that takes a value has one
             return m.included_turns > self.value
         if k == "groups_exceed":
+            assert self.value is not None  # __post_init__: a kind that takes a value has one
             return m.included_groups > self.value
         if k == "has_tool_calls":
             return m.has_tool_calls
@@ -188,7 +194,9 @@ def parse_trigger(text: str) -> Trigger:
                 raise fail("'('")
             children = [parse(depth + 1)]
             while True:
-                pos = _SPACES.match(text, pos).end()  # not text[pos:]: a copy per child is quadratic in the length
+                spaces = _SPACES.match(text, pos)  # not text[pos:]: a copy per child is quadratic in the length
+                assert spaces is not None  # \s* matches everywhere
+                pos = spaces.end()
                 if text.startswith(",", pos):
                     pos += 1
                     children.append(parse(depth + 1))
@@ -242,6 +250,6 @@ def tokens_below(n: int) -> Trigger:
     return Trigger("tokens_below", int(n))
 
 
-def inverse(trigger: Trigger):
+def inverse(trigger: Trigger) -> Callable[[IndexMetrics], bool]:
     """The default .NET target: stop as soon as the trigger would no longer fire."""
     return lambda metrics: not trigger(metrics)

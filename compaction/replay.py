@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from . import budget as work_budget
 from .conversation import Conversation, Message
@@ -28,6 +28,8 @@ from .timeline import Change, Snapshot, Timeline, materialize
 from .tokens import Counter, make_counter
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .setups import Setup
 
 #: rebuilt snapshots, and fate maps, a replay keeps at hand (a UI moving step by step revisits the same few; a walk
@@ -283,7 +285,7 @@ class Replay:
             out["context"] = [item.to_json() for item in self.context_at(context_at)]
         return out
 
-    def frame(self):
+    def frame(self) -> pd.DataFrame:
         """One row per LLM call (pandas DataFrame)."""
         import pandas as pd
 
@@ -346,11 +348,11 @@ def _step_json(s: Step, fates: Mapping[int, Fate], inserted_sent: int) -> dict[s
 def _merge_by_origin(items: list[ContextItem], removed: list[ContextItem]) -> list[ContextItem]:
     """Insert removed originals before the first item that comes after them in the original order."""
     out: list[ContextItem] = []
-    pending = sorted(removed, key=lambda i: i.index)
+    pending = sorted(removed, key=lambda i: cast(int, i.index))  # removed originals all have an index
     p = 0
     for item in items:
         if item.index is not None:
-            while p < len(pending) and pending[p].index < item.index:
+            while p < len(pending) and cast(int, pending[p].index) < item.index:
                 out.append(pending[p])
                 p += 1
         out.append(item)
@@ -368,8 +370,12 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
+#: ("baseline", strategy, parameters, counter id, window, skipped, reference): see :func:`_baseline_key`
+_BaselineKey = tuple[str, str, tuple[tuple[str, str], ...], int, int, frozenset[int], bool]
+
+
 def _baseline_key(conversation: Conversation, info: StrategyInfo, values: Mapping[str, Any], counter: Counter,
-                  context_window: int, skipped: frozenset[int], reference: bool = False) -> tuple:
+                  context_window: int, skipped: frozenset[int], reference: bool = False) -> _BaselineKey:
     """What a replay's uncompacted series depends on: the log, the strategy with its parameters, the counter, the
     window and what is left out. Not compact_at / compact_to: the baseline runner only appends and measures, it never
     compacts (``tests/test_replay_baseline.py`` holds every registered strategy to that)."""
@@ -377,12 +383,12 @@ def _baseline_key(conversation: Conversation, info: StrategyInfo, values: Mappin
     return "baseline", info.name, params, id(counter), context_window, skipped, reference
 
 
-def _known_baseline(key: tuple, conversation: Conversation, counter: Counter) -> tuple[int, ...] | None:
+def _known_baseline(key: _BaselineKey, conversation: Conversation, counter: Counter) -> tuple[int, ...] | None:
     hit = conversation.memo.get(key)
     return hit[1] if hit is not None and hit[0] is counter else None  # the counter is kept: its id is not reused
 
 
-def _remember_baseline(key: tuple, conversation: Conversation, counter: Counter, series: tuple[int, ...]) -> None:
+def _remember_baseline(key: _BaselineKey, conversation: Conversation, counter: Counter, series: tuple[int, ...]) -> None:
     memo = conversation.memo
     kept = [k for k in memo if k[0] == "baseline"]
     for old in kept[: max(0, len(kept) - _BASELINES_KEPT + 1)]:

@@ -27,7 +27,7 @@ import numbers
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsInt, cast
 
 from .conversation import Conversation
 from .errors import ConfigError
@@ -208,10 +208,11 @@ def _jsonable(value: Any) -> Any:
 
 def _whole_number(value: Any, name: str) -> int:
     """A finite whole number (``64000`` or ``64000.0``; not ``true``, not text, not infinite)."""
+    # every Real converts with int() (typeshed's numbers.Real does not say so)
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or \
-            value != int(value):
+            value != int(cast(SupportsInt, value)):
         raise ConfigError(f"field {name!r} must be a finite whole number, got {_short(value)}")
-    return int(value)
+    return int(cast(SupportsInt, value))
 
 
 def _fraction(value: Any, name: str) -> float:
@@ -282,7 +283,7 @@ def _parse_json(text: str | bytes, what: str) -> Any:
         raise ConfigError(f"{what} could not be read ({' '.join(str(exc).split())[:200]})") from None
 
 
-def _file_items(text: str | bytes) -> list:
+def _file_items(text: str | bytes) -> list[Any]:
     """The setup list of an exported JSON document (``{"setups": [...]}``, or a bare list)."""
     if len(text) > MAX_IMPORT_BYTES:
         raise ConfigError(f"the file is {len(text):,} bytes; a file of setups is at most {MAX_IMPORT_BYTES:,}")

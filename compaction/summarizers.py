@@ -37,6 +37,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .conversation import Message
 from .errors import ConfigError
@@ -338,10 +339,10 @@ class OpenAICompatibleSummarizer(Summarizer):
     name: str = "openai-compatible"
     simulated: bool = False
 
-    def _key(self, payload: dict) -> str:
+    def _key(self, payload: dict[str, Any]) -> str:
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
-    def payload(self, request: SummaryRequest) -> dict:
+    def payload(self, request: SummaryRequest) -> dict[str, Any]:
         """The ``/chat/completions`` request body for ``request``."""
         return {
             "model": self.model,
@@ -384,7 +385,7 @@ class OpenAICompatibleSummarizer(Summarizer):
             path.write_text(json.dumps({"text": text, "request": payload}, ensure_ascii=False), encoding="utf-8")
         return text
 
-    def _request(self, payload: dict) -> str:
+    def _request(self, payload: dict[str, Any]) -> str:
         key = os.environ.get(self.api_key_env)
         if not key:
             raise RuntimeError(f"summarizer 'openai-compatible' needs an API key in ${self.api_key_env}")
@@ -415,7 +416,7 @@ def make_summarizer(name: str = "extractive", *, log_summaries: Sequence[str] = 
     if name == "from-log":
         return FromLogSummarizer(tuple(log_summaries))
     if name == "openai-compatible":
-        kwargs = {k: v for k, v in (("model", model), ("base_url", base_url or os.environ.get("OPENAI_BASE_URL")))
+        kwargs: dict[str, Any] = {k: v for k, v in (("model", model), ("base_url", base_url or os.environ.get("OPENAI_BASE_URL")))
                   if v}
         return OpenAICompatibleSummarizer(**kwargs)
     raise ConfigError(f"unknown summarizer {name!r}; expected one of {', '.join(SUMMARIZERS)}")

@@ -31,7 +31,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 from . import tiktoken_offline
 from .conversation import File, Image, Message, ToolSchema, placeholder
@@ -47,7 +47,9 @@ DEFAULT_COUNTER = "approx"
 _arguments_json = json.JSONEncoder(default=str, sort_keys=True).encode
 
 
-def render_haystack(message: Message, include_ids: bool = False, describe=placeholder) -> str:
+def render_haystack(
+    message: Message, include_ids: bool = False, describe: Callable[[Image | File], str] = placeholder
+) -> str:
     """One message as Haystack's counters (and, with ids, its summarizer) render it. Reasoning is never rendered."""
     role = message.role
     result = message.tool_result
@@ -65,7 +67,8 @@ def render_haystack(message: Message, include_ids: bool = False, describe=placeh
         args = _arguments_json(call.arguments)
         ident = f" id={call.id}" if include_ids and call.id else ""
         lines.append(f"[{role} -> tool_call{ident}] {call.name}({args})")
-    for part in (*message.images, *message.files):
+    non_text: tuple[Image | File, ...] = (*message.images, *message.files)
+    for part in non_text:
         lines.append(f"[{role}] {describe(part)}")
     return "\n".join(lines) if lines else f"[{role}] <no content>"
 
@@ -146,7 +149,10 @@ class Counter(ABC):
         return f"<{type(self).__name__} {self.spec}>"
 
 
-class _IdCache:
+_V = TypeVar("_V")
+
+
+class _IdCache(Generic[_V]):
     """Per-object cache keyed by object identity (messages are immutable and hash by identity).
 
     Entries hold weak references to the objects they are about, so the cache never keeps one alive: a log the user
@@ -159,23 +165,24 @@ class _IdCache:
     __slots__ = ("_data", "_sweep_at")
 
     def __init__(self) -> None:
-        self._data: dict[Any, tuple] = {}
+        self._data: dict[Any, tuple[Any, ...]] = {}
         self._sweep_at = _FIRST_SWEEP
 
-    def get(self, message: Message, compute) -> Any:
+    def get(self, message: Message, compute: Callable[[Message], _V]) -> _V:
         """The value cached for ``message``, computed by ``compute(message)`` on a miss."""
         hit = self._data.get(id(message))
         if hit is not None and hit[0]() is message:
-            return hit[1]
+            cached: _V = hit[1]
+            return cached
         value = compute(message)
         self.put(id(message), (weakref.ref(message), value))
         return value
 
-    def entry(self, key: Any) -> tuple | None:
+    def entry(self, key: Any) -> tuple[Any, ...] | None:
         """The entry stored under ``key`` (check its references before use)."""
         return self._data.get(key)
 
-    def put(self, key: Any, entry: tuple) -> None:
+    def put(self, key: Any, entry: tuple[Any, ...]) -> None:
         """Store ``entry`` under ``key``, first sweeping out dead entries if the cache has doubled since the last
         sweep."""
         if len(self._data) >= self._sweep_at:
@@ -200,7 +207,7 @@ _TOOL_LISTS_KEPT = 32
 _EDGE_TEXTS_KEPT = 65536
 
 
-def _bounded_put(data: dict, key: Any, value: Any, limit: int) -> None:
+def _bounded_put(data: dict[Any, Any], key: Any, value: Any, limit: int) -> None:
     """``data[key] = value``, first dropping the oldest entries so that at most ``limit`` are held."""
     while len(data) >= limit:
         del data[next(iter(data))]
@@ -238,7 +245,7 @@ class _HaystackCounter(Counter):
     def __init__(self, tokens_per_image: int = 85, tokens_per_file: int = 1000) -> None:
         self.tokens_per_image = tokens_per_image
         self.tokens_per_file = tokens_per_file
-        self._parts = _IdCache()
+        self._parts: _IdCache[_JoinedParts] = _IdCache()
         #: keyed by the schemas' identities (schemas hold dicts, so they are not hashable); the tuple keeps them alive,
         #: so only the last few tool lists are held
         self._tools_cache: dict[tuple[int, ...], tuple[tuple[ToolSchema, ...], str]] = {}
@@ -248,7 +255,7 @@ class _HaystackCounter(Counter):
     def _text_units(self, text: str) -> int: ...
 
     @abstractmethod
-    def _join_units(self, left: Message | None, sep: str, right_text: str, right: Message | None) -> int:
+    def _join_units(self, left: Message, sep: str, right_text: str, right: Message | None) -> int:
         """Extra units when ``right`` is joined after ``left`` with ``sep`` (0 for character counts of sep-less)."""
 
     @abstractmethod
@@ -316,7 +323,7 @@ class _JoinedTally(Tally):
         self._extend(messages, marks)
         return marks
 
-    def _extend(self, messages: Sequence[Message], marks: list | None) -> None:
+    def _extend(self, messages: Sequence[Message], marks: list[tuple[int, int, Message | None, int]] | None) -> None:
         c = self._counter
         cached = c._parts._data.get  # the dict itself: this loop is the hottest in a replay
         join_constant = c.newline_join_units
@@ -384,7 +391,7 @@ class ApproxCounter(_HaystackCounter):
 
     newline_join_units = 1
 
-    def _join_units(self, left, sep, right_text, right) -> int:
+    def _join_units(self, left: Message, sep: str, right_text: str, right: Message | None) -> int:
         return len(sep)
 
     def _finish(self, units: int) -> int:
@@ -408,7 +415,7 @@ class TiktokenCounter(_HaystackCounter):
         self._resyncs = encoding in _RESYNC_ENCODINGS
         self._find_resync = regex.compile(_RESYNC_PATTERN).search
         #: (left, right or the text after left, separator) -> (weak left, weak right or None, extra units)
-        self._joins = _IdCache()
+        self._joins: _IdCache[int] = _IdCache()
         self._edge_units_memo: dict[str, int] = {}
 
     def _text_units(self, text: str) -> int:
@@ -463,14 +470,16 @@ class TiktokenCounter(_HaystackCounter):
         ends = [match.end() for match in self._pattern.finditer(text)]
         return ends[-n] if len(ends) >= n else None
 
-    def _join_units(self, left, sep, right_text, right) -> int:
+    def _join_units(self, left: Message, sep: str, right_text: str, right: Message | None) -> int:
         key = (id(left), id(right) if right is not None else right_text, sep)
         hit = self._joins.entry(key)
         if hit is not None and hit[0]() is left and (hit[1] is None if right is None else hit[1]() is right):
-            return hit[2]
-        before = self.parts(left)
+            known: int = hit[2]
+            return known
+        # this counter's _measure makes every cached part an _EdgedParts
+        before = cast(_EdgedParts, self.parts(left))
         if right is not None:
-            after = self.parts(right)
+            after = cast(_EdgedParts, self.parts(right))
             head, head_units = after.head, after.head_units
         else:
             head = self._split_edges(right_text)[0]
@@ -539,7 +548,7 @@ class MafDotnetCounter(Counter):
     spec = "maf-dotnet"
 
     def __init__(self) -> None:
-        self._bytes = _IdCache()
+        self._bytes: _IdCache[int] = _IdCache()
 
     def content_bytes(self, message: Message) -> int:
         return self._bytes.get(message, maf_content_bytes)
@@ -591,7 +600,7 @@ class MafPythonCounter(Counter):
     spec = "maf-python"
 
     def __init__(self) -> None:
-        self._lengths = _IdCache()
+        self._lengths: _IdCache[int] = _IdCache()
 
     def json_length(self, message: Message, assigned_id: str | None = None) -> int:
         """Characters of the JSON the estimator measures; ``assigned_id`` for a message without its own id."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -250,7 +251,7 @@ def metrics_table(runs: Sequence[Run], losses: Mapping[str, Mapping[str, int | b
     label to :meth:`InformationLoss.summary() <compaction.analysis.information.InformationLoss.summary>`)."""
     table = summary_table(runs)
     by_label = {label: rep for label, rep in runs}
-    extra: dict[str, list] = {"Context window": [], "Compact at": [], "Compact to": [], "Counter": []}
+    extra: dict[str, list[Any]] = {"Context window": [], "Compact at": [], "Compact to": [], "Counter": []}
     extra.update({c: [] for c in LOSS_COLUMNS})
     keys = ["information_loss_score", "removed_messages", "refetches", "first_user_request_survives",
             "latest_user_request_survives"]
@@ -356,21 +357,28 @@ def context_strip(rows: Sequence[AlignedRow], labels: Sequence[str], max_rows: i
     return pd.DataFrame(segments, columns=STRIP_COLUMNS)
 
 
-def _runs(label: str, positioned: Sequence[tuple[int, AlignedRow]], width: int) -> list[dict]:
+def _cell(row: AlignedRow, label: str) -> ContextItem:
+    """The item of setup ``label`` in a row given to :func:`_runs` (those rows all hold one)."""
+    item = row.cells[label]
+    assert item is not None  # context_strip passes only the rows the setup has
+    return item
+
+
+def _runs(label: str, positioned: Sequence[tuple[int, AlignedRow]], width: int) -> list[dict[str, Any]]:
     """Segments of equal fate; with ``width > 1`` positions are first binned, each bin taking its commonest fate."""
     cells: list[tuple[int, int, str, int | None, int]] = []  # (start, end, fate, original index, messages)
     if width <= 1:
-        cells = [(pos, pos + 1, row.cells[label].fate, row.cells[label].index, 1) for pos, row in positioned]
+        cells = [(pos, pos + 1, _cell(row, label).fate, _cell(row, label).index, 1) for pos, row in positioned]
     else:
         bins: dict[int, list[tuple[int, AlignedRow]]] = {}
         for pos, row in positioned:
             bins.setdefault(pos // width, []).append((pos, row))
         for b, members in sorted(bins.items()):
-            fates = [row.cells[label].fate for _, row in members]
+            fates = [_cell(row, label).fate for _, row in members]
             commonest = max(set(fates), key=fates.count)
-            index = next((row.cells[label].index for _, row in members if row.cells[label].index is not None), None)
+            index = next((_cell(row, label).index for _, row in members if _cell(row, label).index is not None), None)
             cells.append((b * width, (b + 1) * width, commonest, index, len(members)))
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     for start, end, fate, index, count in cells:
         last = out[-1] if out else None
         if last is not None and last["fate"] == fate and last["end"] == start:

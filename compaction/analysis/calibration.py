@@ -12,11 +12,14 @@ definitions, which the fit absorbs as a constant overhead).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..conversation import Conversation
 from ..tokens import make_counter, render_haystack
 from .costs import CallInput, PriceModel, price_calls, prices_for
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
@@ -29,7 +32,7 @@ class Calibration:
     prompt_mape: float | None  # mean absolute percentage error of the prompt size with the fitted counter
     cache_read_agreement: float | None  # simulated / reported cache reads (fitted counter + hidden prefix)
 
-    def frame(self):
+    def frame(self) -> pd.DataFrame:
         import pandas as pd
 
         return pd.DataFrame(self.rows)
@@ -94,6 +97,7 @@ def calibrate(conv: Conversation, counter: str = "approx", prices: PriceModel | 
         })
     cpt, overhead = _fit(chars, [r["reported_prompt"] for r in rows])
     if cpt:
+        assert overhead is not None  # _fit gives both or neither
         fitted = price_calls((CallInput(k, ctx, 0) for k, ctx in enumerate(contexts)), make_counter(approx_spec(cpt)),
                              prices, conv.tools, hidden_prefix_tokens=max(int(overhead), 0))
         for row, sim in zip(rows, fitted.calls):
@@ -102,6 +106,7 @@ def calibrate(conv: Conversation, counter: str = "approx", prices: PriceModel | 
             row["fitted_cache_write"] = sim.cache_write
     mape = None
     if cpt:
+        assert overhead is not None  # _fit gives both or neither
         errors = [abs(c / cpt + overhead - r["reported_prompt"]) / r["reported_prompt"]
                   for c, r in zip(chars, rows) if r["reported_prompt"]]
         mape = sum(errors) / len(errors) if errors else None

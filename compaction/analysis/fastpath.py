@@ -15,7 +15,7 @@ import math
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from ..policy import validate_threshold
 from ..strategies.haystack import PRUNING_PLACEHOLDER, agent_step_spans
 from ..tokens import ApproxCounter, make_counter, non_text_units, render_haystack, render_tools
 from .costs import PriceModel, message_time
+
+if TYPE_CHECKING:
+    from ..setups import Setup
 
 STRATEGY = "haystack.tool_result_pruning"
 _VARIABLE = {"context_window", "compact_at", "compact_to", "min_keep_steps", "min_tokens"}
@@ -63,6 +66,7 @@ class _Layout:
 
 def _placeholder_message(m: Message, placeholder: str) -> Message:
     result = m.tool_result
+    assert result is not None  # only tool results are replaced by the placeholder
     return Message("tool", tool_result=ToolResult(result.origin, placeholder.replace("{tool_name}", result.origin.name),
                                                   result.error))
 
@@ -119,13 +123,15 @@ def _build_layout(conv: Conversation, cpt: float, placeholder: str, skip_keys: t
     )
 
 
-def _with_tools(units, nontext, tools_units, cpt, lengths) -> np.ndarray:
+def _with_tools(units: np.ndarray, nontext: np.ndarray, tools_units: int, cpt: float, lengths: np.ndarray
+                ) -> np.ndarray:
     """Vectorised ``tally.value(with_tools=True)``."""
     text = units + tools_units
     out = np.floor(text / cpt).astype(np.int64) + nontext
     if tools_units == 0:
         out = np.where(lengths > 0, out, 0)
-    return out
+    values: np.ndarray = out
+    return values
 
 
 def _count(units: int, nontext: int, length: int, cpt: float, tools_units: int = 0) -> int:
@@ -258,7 +264,8 @@ def _find_cold_calls(lay: _Layout, prices: PriceModel) -> np.ndarray:
 
 
 def _cache_split(lay: _Layout, sent: np.ndarray, first_change: np.ndarray, saved_units: np.ndarray,
-                 saved_nontext: np.ndarray, prices: PriceModel, cold: np.ndarray):
+                 saved_nontext: np.ndarray, prices: PriceModel,
+                 cold: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cache read/write/uncached per call, as :func:`costs.split_tokens` computes them, vectorised.
 
     The reusable prefix of call k is the previous call's whole context, or up to the first message a compaction at
@@ -280,7 +287,7 @@ def _cache_split(lay: _Layout, sent: np.ndarray, first_change: np.ndarray, saved
     return read, write, sent - read - write
 
 
-def fast_sweep_rows(conv: Conversation, setup, combos: Sequence[Mapping[str, Any]], prices: PriceModel,
+def fast_sweep_rows(conv: Conversation, setup: Setup, combos: Sequence[Mapping[str, Any]], prices: PriceModel,
                     with_information: bool = False) -> list[dict[str, Any]] | None:
     """Sweep rows for pruning + approx, or ``None`` when this setup needs full replays. With ``with_information``
     each row also gets the information-loss score, from the results the run pruned and when."""
@@ -300,7 +307,8 @@ def fast_sweep_rows(conv: Conversation, setup, combos: Sequence[Mapping[str, Any
         s = setup.with_values(values)
         p = {**params, **s.params}
         try:
-            validate_threshold(s.context_window, s.compact_at, s.compact_to)
+            # it checks whatever the window is (none is a ConfigError, reported in the row)
+            validate_threshold(cast(int, s.context_window), s.compact_at, s.compact_to)
             if int(p["min_keep_steps"]) < 1:
                 raise ValueError(f"`min_keep_steps` must be at least 1, got {p['min_keep_steps']}.")
             if int(p["min_tokens"]) < 0:
@@ -308,6 +316,7 @@ def fast_sweep_rows(conv: Conversation, setup, combos: Sequence[Mapping[str, Any
         except ValueError as exc:
             rows.append({**values, "error": str(exc)})
             continue
+        assert s.context_window is not None  # validate_threshold
         run = _run(lay, s.context_window, s.compact_at, s.compact_to, int(p["min_keep_steps"]), int(p["min_tokens"]),
                    prices, cold)
         dollars = _dollars(prices, run.uncached, run.read, run.write, lay)

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..conversation import Conversation, Message
+from ..history import Fate
 from ..identifiers import identifiers
 from ..replay import Replay
 
@@ -100,7 +101,7 @@ def _user_survival(rep: Replay) -> tuple[bool, bool]:
     if not users:
         return True, True
     first_ok = latest_ok = True
-    fates: dict[int, str] = {}
+    fates: dict[int, Fate] = {}
     for delta in rep.deltas():
         if delta.change is not None:
             delta.change.apply_to(fates)

@@ -160,7 +160,8 @@ def cell_values(result: SweepResult, selection: Mapping[str, Any]) -> dict[str, 
 def _same_value(a: Any, b: Any) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
         return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9)
-    return a == b
+    same: bool = a == b
+    return same
 
 
 def fleet_display(rows: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> pd.DataFrame:

@@ -22,7 +22,7 @@ from .base import EXPORTERS, FILL_IN, ResolvedSetup, Snippet, register_exporter
 from .base import check_counter_spec as check_counter_spec
 
 
-def exporters() -> dict:
+def exporters() -> dict[str, Any]:
     """Every family's exporter: family -> (the strategy kinds it knows, the exporter)."""
     import_submodules(__name__, __path__)
     return EXPORTERS.all()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from .base import ResolvedSetup, Snippet, register_exporter
 
 SCHEMA = "https://opencode.ai/config.json"
 
 
-def _config(compaction: dict) -> str:
+def _config(compaction: dict[str, Any]) -> str:
     return json.dumps({"$schema": SCHEMA, "compaction": compaction}, indent=2) + "\n"
 
 
@@ -25,7 +26,7 @@ def export_opencode(setup: ResolvedSetup) -> list[Snippet]:
         note = ("Prune clears old tool outputs at the end of every turn; `auto: false` leaves the overflow "
                 "compaction off, as in this replay." + constant_note)
         return [Snippet("json", "opencode.json", code, note)]
-    block: dict = {"auto": True, "prune": bool(p["prune"])}
+    block: dict[str, Any] = {"auto": True, "prune": bool(p["prune"])}
     for name in ("reserved", "preserve_recent_tokens"):
         if int(p[name]):
             block[name] = int(p[name])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from .base import ResolvedSetup, Snippet, register_exporter
 
@@ -10,7 +11,7 @@ from .base import ResolvedSetup, Snippet, register_exporter
 def export_roo_code(setup: ResolvedSetup) -> list[Snippet]:
     """Roo Code's ``globalSettings`` for the replayed context management."""
     p = setup.params
-    settings: dict = {"autoCondenseContext": setup.info.name == "roo_code.condense"}
+    settings: dict[str, Any] = {"autoCondenseContext": setup.info.name == "roo_code.condense"}
     if setup.info.name == "roo_code.condense":
         settings["autoCondenseContextPercent"] = int(p["auto_condense_context_percent"])
         prompt = str(p["custom_condensing_prompt"]).strip()

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, cast
 
 from ..conversation import Conversation
-from ..errors import ConfigError
+from ..errors import ConfigError, LoadError
 from ..submodules import import_submodules
-from .base import Document, FormatInfo, LoadError, formats, parse_document, read_path, register_format
+from .base import Document, FormatInfo, formats, parse_document, read_path, register_format
 from .folders import FOLDER_FILE_LIMIT, load_folder, load_many
+
+#: what :func:`load` reads: a file or folder path, a log's bytes, or a list (or tuple) of paths
+LogSource = str | Path | bytes | Sequence[str | Path]
 
 
 def load_all() -> None:
@@ -49,7 +53,7 @@ def _safe_read(info: FormatInfo, doc: Document) -> list[Conversation]:
                         internal=True) from exc
 
 
-def load_all_conversations(source: str | Path | bytes | Sequence[str | Path], format: str | None = None,
+def load_all_conversations(source: LogSource, format: str | None = None,
                            name: str | None = None, *, folder: str | Path | None = None) -> list[Conversation]:
     """Every conversation in a log: a file path, its bytes (with an optional display ``name``), a folder, or a list
     of paths (files or folders). See :mod:`.folders` for how a folder is read. Files that belong with a log (Cline's
@@ -59,7 +63,7 @@ def load_all_conversations(source: str | Path | bytes | Sequence[str | Path], fo
         return _load_document(bytes(source), name, format, Path(folder) if folder is not None else None)
     if isinstance(source, (list, tuple)):
         return load_many([Path(p) for p in source], format, _load_file)
-    path = Path(source)
+    path = Path(cast("str | Path", source))  # lists and tuples are read above
     if path.is_dir():
         return load_folder(path, format, _load_file)
     return _load_file(path, format)
@@ -96,7 +100,7 @@ def _with_bad_lines(conv: Conversation, doc: Document) -> Conversation:
     return replace(conv, source=replace(conv.source, warnings=(*doc.bad_lines, *conv.source.warnings)))
 
 
-def load(source: str | Path | bytes | Sequence[str | Path], format: str | None = None, conversation: str | None = None,
+def load(source: LogSource, format: str | None = None, conversation: str | None = None,
          name: str | None = None) -> Conversation:
     """Load one conversation (the first, or the one with id ``conversation``) of a file, its bytes, a folder or a
     list of paths."""
@@ -113,7 +117,7 @@ def load(source: str | Path | bytes | Sequence[str | Path], format: str | None =
                     f"no conversation {conversation!r} in this log; its conversations are: {ids}")
 
 
-def write(conv: Conversation, format: str):
+def write(conv: Conversation, format: str) -> Any:
     """The JSON value ``convert --to format`` writes."""
     known = formats()
     info = known.get(format)

@@ -140,7 +140,7 @@ def reply_text(block: _Block) -> str:
     lines = list(block.lines)
     while lines and not lines[-1].strip():
         lines.pop()
-    return "\n".join(_strip_role(line, "ASSISTANT") if _strip_role(line, "ASSISTANT") is not None else line
+    return "\n".join(stripped if (stripped := _strip_role(line, "ASSISTANT")) is not None else line
                      for line in lines)
 
 

@@ -19,6 +19,7 @@ does); when an editor stripped them, every ``> `` / ``#### `` line starting a pa
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 HEADER = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
@@ -92,7 +93,7 @@ class _Reader:
                 out.append(write)
         return out
 
-    def _scan(self):
+    def _scan(self) -> Iterator[Write]:
         lines, i = self._lines, 0
         previous = "blank"  # what the last non-blank line was: "header", "user", "status", "assistant"
         after_blank = True

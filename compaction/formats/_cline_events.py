@@ -307,6 +307,7 @@ def _summary_event(entry: int, record: _UiRecord | None, places: _Places) -> Log
     history = places.history
     source = history.sources[entry]
     text = "\n".join(m.text for m in history.messages[source.start:source.start + source.count])
+    index: int | None
     if source.role == "user":
         index = source.start
     else:
@@ -317,7 +318,7 @@ def _summary_event(entry: int, record: _UiRecord | None, places: _Places) -> Log
                     post_tokens=record.new_tokens if record else places.next_call_prompt(index), summary=text)
 
 
-def _marker_event(entry: int, record: _UiRecord | None, places: _Places, markers: list, warnings: list[LoadWarning]
+def _marker_event(entry: int, record: _UiRecord | None, places: _Places, markers: list[Any], warnings: list[LoadWarning]
                   ) -> LogEvent:
     index = places.before_call_after(record.ts, record.position) if record is not None else None
     if index is None:
@@ -329,7 +330,7 @@ def _marker_event(entry: int, record: _UiRecord | None, places: _Places, markers
                     post_tokens=record.new_tokens if record else places.next_call_prompt(index))
 
 
-def _inferred_truncation(entry: int, places: _Places, markers: list) -> int:
+def _inferred_truncation(entry: int, places: _Places, markers: list[Any]) -> int:
     """Before the first call that can have followed this truncation: it hid R messages of the V visible then (the
     first kept), R = ⌊(V − 1)/2⌋ rounded down to even, so V is 2R+1 … 2R+4 and the request was the V-th visible."""
     history = places.history

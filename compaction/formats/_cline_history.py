@@ -220,9 +220,10 @@ class _Reader:
             segments, calls = split_xml_calls(text, self.xml_names)
             texts += segments
             for call in calls:
-                tool_call = ToolCall(f"xml-{i}-{len(parts.tool_calls)}", call.name, call.params)
+                call_id = f"xml-{i}-{len(parts.tool_calls)}"
+                tool_call = ToolCall(call_id, call.name, call.params)
                 parts.tool_calls.append(tool_call)
-                self.history.calls[tool_call.id] = tool_call
+                self.history.calls[call_id] = tool_call
         if parts.tool_calls:
             parts.texts = texts
 
@@ -234,7 +235,8 @@ class _Reader:
         current = self._screenshot_result(blocks)
         for j, block in enumerate(blocks):
             if not isinstance(block, Mapping):
-                current = self._close(i, current, parts)
+                self._close(i, current, parts)
+                current = None
                 read_block(block, f"{where}, block {j}", parts, history.calls, history.warnings)
                 continue
             kind = block.get("type")
@@ -245,7 +247,8 @@ class _Reader:
                 current.pieces.append(image_of(block) if kind == "image" else file_of(block))
                 current.blocks.append(j)
             else:
-                current = self._close(i, current, parts)
+                self._close(i, current, parts)
+                current = None
                 before = len(parts.results)
                 read_block(block, f"{where}, block {j}", parts, history.calls, history.warnings)
                 for k in range(before, len(parts.results)):
@@ -269,10 +272,14 @@ class _Reader:
             self._close(i, current, parts)
             opened = _OpenResult(self._take(header.name), [j], [text], reports_failure(header.rest),
                                  takes_blocks=not header.rest)
-            return opened if opened.takes_blocks else self._close(i, opened, parts)
+            if opened.takes_blocks:
+                return opened
+            self._close(i, opened, parts)
+            return None
         if notice is not None:
             self._close(i, current, parts)
-            return self._close(i, _OpenResult(self._take(notice), [j], [text], True, takes_blocks=False), parts)
+            self._close(i, _OpenResult(self._take(notice), [j], [text], True, takes_blocks=False), parts)
+            return None
         if current is not None and not is_environment_details(text) and (
                 current.texts_taken == 0 or not _ends_result(text)):
             if current.texts_taken == 0 and reports_failure(text):

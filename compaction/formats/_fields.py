@@ -64,7 +64,7 @@ def expect_object(value: Any, field: str) -> Mapping[str, Any]:
     return value
 
 
-def first_misfit(items: list, fits: Callable[[Any], bool], sample: int = 50) -> int | None:
+def first_misfit(items: list[Any], fits: Callable[[Any], bool], sample: int = 50) -> int | None:
     """For detection: the index of the first of the leading ``sample`` items that does not fit, when fewer than
     half of them fit; None when they mostly do (a few malformed records must not make a log unrecognizable)."""
     head = items[:sample]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..conversation import File, Image, LoadWarning, ResultPart, ToolCall
 from ._fields import as_id, as_mapping, as_text, type_name
@@ -107,7 +107,10 @@ def _read_part(item: Any, where: str, out: GeminiParts, warnings: list[LoadWarni
     elif isinstance(item.get("inlineData"), Mapping) or isinstance(item.get("fileData"), Mapping):
         kind = "inlineData" if isinstance(item.get("inlineData"), Mapping) else "fileData"
         media = image_of(item[kind], kind)
-        (parts.images if isinstance(media, Image) else parts.files).append(media)
+        if isinstance(media, Image):
+            parts.images.append(media)
+        else:
+            parts.files.append(media)
     elif isinstance(item.get("executableCode"), Mapping):
         code = as_text(item["executableCode"].get("code"))
         if code:
@@ -134,7 +137,7 @@ def function_response(raw: Mapping[str, Any]) -> FunctionResponse:
     """A ``functionResponse`` part: its text, plus the media nested in its ``parts`` (multimodal responses)."""
     text, error = response_text(raw.get("response"))
     media: list[ResultPart] = []
-    for nested in raw.get("parts") if isinstance(raw.get("parts"), list) else ():
+    for nested in cast("list[Any]", raw.get("parts")) if isinstance(raw.get("parts"), list) else ():
         nested = as_mapping(nested)
         for kind in ("inlineData", "fileData"):
             if isinstance(nested.get(kind), Mapping):

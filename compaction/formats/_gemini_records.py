@@ -106,9 +106,9 @@ class RecordReader:
                                              field="content"))
         reasoning = [t for t in map(thought_text, _list(record.get("thoughts"), "thoughts", where, self.warnings))
                      if t]
-        recorded = [self._call(raw, f"{where}, toolCalls[{j}]")
-                    for j, raw in enumerate(_list(record.get("toolCalls"), "toolCalls", where, self.warnings))]
-        recorded = [r for r in recorded if r is not None]
+        calls_made = [self._call(raw, f"{where}, toolCalls[{j}]")
+                      for j, raw in enumerate(_list(record.get("toolCalls"), "toolCalls", where, self.warnings))]
+        recorded = [r for r in calls_made if r is not None]
         stored_ids = {call.id for call, _ in recorded if call.id}
         calls = [call for call, _ in recorded] + [c for c in read.parts.tool_calls if not (c.id and c.id in stored_ids)]
         message_meta = dict(meta)
@@ -178,7 +178,7 @@ class RecordReader:
         return out
 
 
-def _list(value: Any, name: str, where: str, warnings: list[LoadWarning]) -> list:
+def _list(value: Any, name: str, where: str, warnings: list[LoadWarning]) -> list[Any]:
     if value is None:
         return []
     if isinstance(value, list):

@@ -81,8 +81,8 @@ class SessionLog:
             return
         if isinstance(record.get("$rewindTo"), str):
             self._rewind(record["$rewindTo"], line)
-        elif record_id(record) is not None:
-            self._message(record, record_id(record), line)
+        elif (ident := record_id(record)) is not None:
+            self._message(record, ident, line)
         elif isinstance(record.get("$set"), Mapping):
             self._set(record["$set"], line)
         elif isinstance(record.get("sessionId"), str) and isinstance(record.get("projectHash"), str):

@@ -20,7 +20,8 @@ from typing import Any
 from urllib.parse import quote
 
 from ..conversation import LoadWarning
-from .base import COMPANION_LIMIT, LoadError
+from ..errors import LoadError
+from .base import COMPANION_LIMIT
 
 DATABASE = "opencode.db"
 #: the largest single storage file read (a part holds one tool output)
@@ -145,7 +146,7 @@ def _storage_session(storage: Path, ident: str, info: Mapping[str, Any] | None =
         info = _json_file(found[0], warnings) if found else None
     if not isinstance(info, Mapping):
         info = {"id": ident}
-    entries = []
+    entries: list[dict[str, Any]] = []
     for path in _files(storage / "message" / ident):
         message = _json_file(path, warnings)
         if not isinstance(message, Mapping):

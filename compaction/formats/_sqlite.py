@@ -11,7 +11,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import Any
 
-from .base import LoadError
+from ..errors import LoadError
 
 #: a table name this module will put into a query (quoted): plain identifiers only
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from ..conversation import Message, ToolCall, ToolResult
+from ..conversation import Message, ResultPart, ToolCall, ToolResult
 
 #: the tool call ``extra`` that marks a call read from a text action
 TEXT_ACTION_EXTRA: Mapping[str, str] = {"type": "text_action"}
@@ -83,6 +83,6 @@ def action_call(message: Message, action: str, call_id: str) -> tuple[Message, T
 
 def observation_result(message: Message, call: ToolCall, error: bool = False) -> Message:
     """A user message holding an action's output as the tool result of ``call``."""
-    parts = (*message.texts, *message.images, *message.files)
+    parts: tuple[ResultPart, ...] = (*message.texts, *message.images, *message.files)
     result = message.text if not (message.images or message.files) else parts
     return Message("tool", tool_result=ToolResult(call, result, error), meta={**message.meta, "text_action": True})

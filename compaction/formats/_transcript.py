@@ -33,7 +33,7 @@ class Transcript:
     warnings: list[LoadWarning] = field(default_factory=list)
     #: tool calls seen so far by id, so a result can name the call it answers
     calls: dict[str, ToolCall] = field(default_factory=dict)
-    models: Counter = field(default_factory=Counter)
+    models: Counter[str] = field(default_factory=Counter)
 
     def add(self, message: Message) -> int:
         """Append a message; its index."""

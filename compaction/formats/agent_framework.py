@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..conversation import Conversation, LoadWarning, Message, Source, ToolCall, ToolResult, structural_warnings
+from ..errors import LoadError
 from ._fields import as_id, type_name
-from .base import Document, FormatInfo, LoadError, register_format
+from .base import Document, FormatInfo, register_format
 
 #: what agent-framework-core writes for a function result's exception in ``Content.to_dict()``
 SERIALIZED_EXCEPTION_MARKER = "FunctionInvocationError"
@@ -71,11 +72,12 @@ def write(conv: Conversation) -> list[dict[str, Any]]:
     return [message_to_maf(m, i) for i, m in enumerate(conv.messages)]
 
 
-def _messages(value: Any) -> list | None:
+def _messages(value: Any) -> list[Any] | None:
     if isinstance(value, list):
         return value
     if isinstance(value, Mapping) and isinstance(value.get("messages"), list):
-        return value["messages"]
+        messages: list[Any] = value["messages"]
+        return messages
     return None
 
 
@@ -91,7 +93,7 @@ def detect(doc: Document) -> str | None:
     return None
 
 
-def _read_one(raw: Mapping, i: int, calls: dict[str, ToolCall], warnings: list[LoadWarning]) -> list[Message]:
+def _read_one(raw: Mapping[str, Any], i: int, calls: dict[str, ToolCall], warnings: list[LoadWarning]) -> list[Message]:
     role = raw.get("role")
     if isinstance(role, Mapping):
         role = role.get("value")

@@ -15,10 +15,11 @@ from __future__ import annotations
 import re
 
 from ..conversation import Conversation
+from ..errors import LoadError
 from ._aider_chat import SessionReader
 from ._aider_llm_history import BLOCK, read_llm_history
 from ._aider_writes import HEADER, sessions
-from .base import Document, FormatInfo, LoadError, register_format
+from .base import Document, FormatInfo, register_format
 
 
 def _first_line(doc: Document) -> str:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from ..conversation import (
     Conversation,
@@ -31,6 +31,7 @@ from ..conversation import (
     Image,
     LoadWarning,
     Message,
+    Role,
     Source,
     ToolCall,
     ToolResult,
@@ -38,9 +39,10 @@ from ..conversation import (
     Usage,
     structural_warnings,
 )
+from ..errors import LoadError
 from ._fields import TOO_DEEP, as_count, as_mapping, as_text, type_name
 from ._parts import Parts
-from .base import Document, FormatInfo, LoadError, iter_records, register_format
+from .base import Document, FormatInfo, iter_records, register_format
 from .openai_chat import parse_arguments
 
 #: what a ``redacted_thinking`` block stands for (its payload is encrypted; the model still receives it)
@@ -184,7 +186,7 @@ def _tool_use(block: Mapping[str, Any], where: str, warnings: list[LoadWarning])
     return ToolCall(call_id, name, parse_arguments(block.get("input"), where, warnings))
 
 
-def messages_of(role: str, parts: Parts, meta: Mapping[str, Any], where: str,
+def messages_of(role: Role, parts: Parts, meta: Mapping[str, Any], where: str,
                 warnings: list[LoadWarning]) -> list[Message]:
     """The messages one source message becomes: tool messages for its results, then the rest as one message."""
     out: list[Message] = []
@@ -268,7 +270,7 @@ def _system_message(system: Any, warnings: list[LoadWarning]) -> Message | None:
     return None
 
 
-def build_messages(raw_messages: list, system: Any, warnings: list[LoadWarning]) -> _Built:
+def build_messages(raw_messages: list[Any], system: Any, warnings: list[LoadWarning]) -> _Built:
     """Loaded messages for a request's ``system`` and ``messages``; each malformed message costs only itself."""
     out: list[Message] = []
     system_message = _system_message(system, warnings)
@@ -405,7 +407,7 @@ def _without_cache_control(value: Any) -> Any:
     return value
 
 
-def _is_prefix(shorter: list, longer: list) -> bool:
+def _is_prefix(shorter: list[Any], longer: list[Any]) -> bool:
     """Whether a request's messages start the chosen request's (first and last compared; cache markers ignored)."""
     n = len(shorter)
     if n == 0 or n > len(longer):
@@ -456,7 +458,7 @@ def capture_conversation(doc: Document) -> Conversation:
 
 
 # ------------------------------------------------------------------------------------------------- detection
-def _looks_anthropic(messages: list) -> str | None:
+def _looks_anthropic(messages: list[Any]) -> str | None:
     """None when a message list is Anthropic-shaped: user/assistant roles, with at least one Anthropic-only block."""
     if not messages:
         return "the message list is empty"
@@ -483,7 +485,7 @@ def _is_request(value: Any) -> str | None:
     why = _looks_anthropic(messages)
     if why is None:
         return None
-    tools = value.get("tools") if isinstance(value.get("tools"), list) else []
+    tools = cast("list[Any]", value.get("tools")) if isinstance(value.get("tools"), list) else []
     marked = "system" in value or any(isinstance(t, Mapping) and "input_schema" in t for t in tools)
     roles_ok = all(isinstance(m, Mapping) and m.get("role") in _ROLES for m in messages[:200])
     contents_ok = all(isinstance(m.get("content"), (str, list)) for m in messages[:200] if isinstance(m, Mapping))

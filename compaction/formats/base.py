@@ -179,12 +179,12 @@ def parse_document(data: bytes, path: str | None = None) -> Document:
     gzip / zstd data is decompressed first and UTF-16 / UTF-32 text decoded (see the module docstring).
     """
     notes: list[LoadWarning] = []
-    data = _decompressed(data, path, notes)
-    if data[:4] == b"PK\x03\x04":
-        return Document(path, "zip", raw=bytes(data), bad_lines=notes)
-    if data[:16] == SQLITE_MAGIC:
-        return Document(path, "sqlite", raw=bytes(data), bad_lines=notes)
-    text, encoding_problem = _as_utf8(data, path)
+    body = _decompressed(data, path, notes)
+    if body[:4] == b"PK\x03\x04":
+        return Document(path, "zip", raw=bytes(body), bad_lines=notes)
+    if body[:16] == SQLITE_MAGIC:
+        return Document(path, "sqlite", raw=bytes(body), bad_lines=notes)
+    text, encoding_problem = _as_utf8(body, path)
     try:
         doc = _parse_text(text, path)
     except LoadError:
@@ -195,7 +195,7 @@ def parse_document(data: bytes, path: str | None = None) -> Document:
     return doc
 
 
-def _parse_text(data: bytes, path: str | None) -> Document:
+def _parse_text(data: bytes | bytearray, path: str | None) -> Document:
     if _blank(data):
         raise LoadError(path, "the file is empty; expected a JSON or JSONL agent log")
     if b"\x00" in data[:4096] and not _damage_confined_to_first_line(data):
@@ -222,7 +222,7 @@ def _parse_text(data: bytes, path: str | None) -> Document:
         raise LoadError(path, f"not a usable JSON document ({exc})") from None
 
 
-def _damage_confined_to_first_line(data: bytes) -> bool:
+def _damage_confined_to_first_line(data: bytes | bytearray) -> bool:
     """Zero bytes only in a damaged first line: the next 4 KB are text with a JSON object line in them."""
     end = data.find(b"\n", 0, _CHUNK)
     if end < 0:
@@ -304,7 +304,7 @@ def _unzstd(data: bytes, path: str | None, notes: list[LoadWarning]) -> bytearra
     return out
 
 
-def _as_utf8(data: bytes, path: str | None) -> tuple[bytes, LoadError | None]:
+def _as_utf8(data: bytes | bytearray, path: str | None) -> tuple[bytes | bytearray, LoadError | None]:
     """UTF-16 / UTF-32 text (byte-order mark, or UTF-16 told by its zero bytes) re-encoded as UTF-8; other bytes as
     they are. When the bytes start like UTF-16 / UTF-32 but do not decode to text (a damaged first line of a UTF-8
     log may begin with ``FF FE``), they are returned as they are, with the error to raise if they are no UTF-8 log
@@ -318,7 +318,7 @@ def _as_utf8(data: bytes, path: str | None) -> tuple[bytes, LoadError | None]:
     return data, None
 
 
-def _utf16_without_bom(head: bytes) -> str | None:
+def _utf16_without_bom(head: bytes | bytearray) -> str | None:
     """``utf-16-le`` / ``utf-16-be`` when every other byte of ``head`` is zero, as in ASCII-heavy UTF-16."""
     if len(head) < 16:
         return None
@@ -330,7 +330,7 @@ def _utf16_without_bom(head: bytes) -> str | None:
     return None
 
 
-def _reencoded(data: bytes, codec: str, what: str, path: str | None) -> tuple[bytes, LoadError | None]:
+def _reencoded(data: bytes | bytearray, codec: str, what: str, path: str | None) -> tuple[bytes | bytearray, LoadError | None]:
     try:
         text = data.decode(codec)
     except UnicodeDecodeError as exc:
@@ -350,12 +350,12 @@ def _reencoded(data: bytes, codec: str, what: str, path: str | None) -> tuple[by
 _NOT_BLANK = re.compile(rb"[^ \t\n\r\x0b\x0c]")
 
 
-def _blank(data: bytes, start: int = 0) -> bool:
+def _blank(data: bytes | bytearray, start: int = 0) -> bool:
     """``not data[start:].strip()``, without copying the bytes (the search stops at the first visible byte)."""
     return _NOT_BLANK.search(data, start) is None
 
 
-def _starts_like_jsonl(body: bytes) -> bool:
+def _starts_like_jsonl(body: bytes | bytearray) -> bool:
     """The first line is a whole JSON object and more lines follow: JSONL (cheap: only the first line is parsed)."""
     end = body.find(b"\n")
     if end < 0 or _blank(body, end + 1):
@@ -369,7 +369,7 @@ def _starts_like_jsonl(body: bytes) -> bool:
         return False
 
 
-def _jsonl_document(body: bytes, path: str | None, whole_error: json.JSONDecodeError | None) -> Document:
+def _jsonl_document(body: bytes | bytearray, path: str | None, whole_error: json.JSONDecodeError | None) -> Document:
     # text that merely has a few lines that parse as JSON (a number, a quoted string, an object in a Markdown
     # transcript) is still text: JSONL starts with a record and is mostly records (judged on the first lines
     # first, so a long text is not parsed line by line)
@@ -396,11 +396,11 @@ def _jsonl_document(body: bytes, path: str | None, whole_error: json.JSONDecodeE
 _TEXT_SAMPLE = 64 << 10
 
 
-def _mostly_not_records(records: list, bad: list) -> bool:
+def _mostly_not_records(records: list[tuple[int, Any]], bad: list[LoadWarning]) -> bool:
     return len(records) < len(bad)
 
 
-def _text_or_none(body: bytes) -> str | None:
+def _text_or_none(body: bytes | bytearray) -> str | None:
     """``body`` as UTF-8 text, or None when it is not."""
     try:
         return body.decode("utf-8")
@@ -408,7 +408,7 @@ def _text_or_none(body: bytes) -> str | None:
         return None
 
 
-def _parse_lines(body: bytes) -> tuple[list[tuple[int, Any]], list[LoadWarning]]:
+def _parse_lines(body: bytes | bytearray) -> tuple[list[tuple[int, Any]], list[LoadWarning]]:
     """(line number, value) of every JSON line, and a warning per line that is not valid UTF-8 JSON."""
     records: list[tuple[int, Any]] = []
     bad: list[LoadWarning] = []

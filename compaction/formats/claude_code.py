@@ -58,11 +58,12 @@ from pathlib import Path
 from typing import Any
 
 from ..conversation import Conversation, LoadWarning, LogEvent, Message, Source, ToolCall, Usage, structural_warnings
+from ..errors import LoadError
 from . import claude_code_attachments as attachments
 from ._fields import TOO_DEEP, UnknownTypes, as_id, as_mapping, as_text, optional_count, type_name
 from ._parts import Parts
 from .anthropic_messages import messages_of, read_blocks, usage_of
-from .base import Document, FormatInfo, LoadError, iter_records, register_format
+from .base import Document, FormatInfo, iter_records, register_format
 
 MAIN = "main"
 #: record types that never reach the model
@@ -100,7 +101,7 @@ class _Thread:
     summaries: set[int] = field(default_factory=set)
     warnings: list[LoadWarning] = field(default_factory=list)
     awaiting_summary: int | None = None  # index in events of a boundary whose summary record has not come yet
-    versions: Counter = field(default_factory=Counter)
+    versions: Counter[str] = field(default_factory=Counter)
     session_id: str | None = None
     #: a subagent: the id of the call that started it, and whether its records were embedded as progress records
     parent_call_id: str | None = None
@@ -217,7 +218,7 @@ class _Thread:
                      meta: Mapping[str, Any]) -> Conversation:
         messages: list[Message] = []
         usage: dict[int, Usage] = {}
-        models: Counter = Counter()
+        models: Counter[str] = Counter()
         for index, slot in enumerate(self.slots):
             if isinstance(slot, _Draft):
                 p = slot.parts
@@ -266,7 +267,7 @@ def _continues_tool_record(slots: list[Message | _Draft], index: int) -> bool:
             and before.meta.get("uuid") == uuid)
 
 
-def _most_common(counts: Counter) -> str | None:
+def _most_common(counts: Counter[str]) -> str | None:
     return counts.most_common(1)[0][0] if counts else None
 
 
@@ -324,8 +325,9 @@ class _Threads:
         agent = result["agentId"]
         content = message.get("content")
         for block in content if isinstance(content, list) else ():
-            if isinstance(block, Mapping) and block.get("type") == "tool_result" and as_id(block.get("tool_use_id")):
-                self.agent_calls.setdefault(agent, as_id(block["tool_use_id"]))
+            if isinstance(block, Mapping) and block.get("type") == "tool_result" and (
+                    use_id := as_id(block.get("tool_use_id"))):
+                self.agent_calls.setdefault(agent, use_id)
                 break
         self.task_results[agent] = {ours: result[theirs] for theirs, ours in TASK_RESULT_KEYS.items()
                                     if isinstance(result.get(theirs), (str, int, float))}
@@ -450,7 +452,9 @@ class _Reader:
         elif subtype == "local_command" and as_text(record.get("content")):
             # a slash command's output: Claude Code sends it to the model as a user message
             thread.add_user(record, {"content": record["content"]}, line)
-            thread.slots[-1] = thread.slots[-1].with_meta(local_command=True)
+            added = thread.slots[-1]
+            assert isinstance(added, Message)  # add_user appends a message
+            thread.slots[-1] = added.with_meta(local_command=True)
 
     def _attachment(self, record: Mapping[str, Any], line: int | None, thread: _Thread) -> None:
         attachment = record.get("attachment")
@@ -530,7 +534,10 @@ def combine(groups: list[list[Conversation]]) -> list[list[Conversation]]:
     session (progress records) and kept in its own file is read from its file, which is complete (it also holds
     the subagent's final answer), and the embedded copy is left out with a note on the main conversation."""
     mains: dict[str, Conversation] = {}
-    own_files: set[tuple[str, str]] = set()
+    #: (session id, agent id) of the subagents read from their own files (the session id as the meta holds it)
+    own_files: set[tuple[Any, str]] = set()
+    session: Any  # meta values are JSON, whatever the log held
+    agent: Any
     for conv in (c for group in groups for c in group):
         session = conv.source.meta.get("session_id")
         if conv.id == MAIN and isinstance(session, str):
@@ -538,7 +545,7 @@ def combine(groups: list[list[Conversation]]) -> list[list[Conversation]]:
         agent = conv.source.meta.get("agent_id")
         if isinstance(agent, str) and not conv.source.meta.get("embedded"):
             own_files.add((session, agent))
-    dropped: dict[str, list[str]] = {}
+    dropped: dict[Any, list[str]] = {}  # by the session id as the meta holds it
     out: list[list[Conversation]] = []
     for group in groups:
         kept = []
@@ -558,7 +565,7 @@ def combine(groups: list[list[Conversation]]) -> list[list[Conversation]]:
     return [[_note_dropped(c, dropped) for c in group] for group in out]
 
 
-def _note_dropped(conv: Conversation, dropped: dict[str, list[str]]) -> Conversation:
+def _note_dropped(conv: Conversation, dropped: dict[Any, list[str]]) -> Conversation:
     names = dropped.get(conv.source.meta.get("session_id")) if conv.id == MAIN else None
     if not names:
         return conv

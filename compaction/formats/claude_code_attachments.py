@@ -102,7 +102,7 @@ def _text(value: Any) -> str:
     return "" if value is None else json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _items(value: Any) -> list:
+def _items(value: Any) -> list[Any]:
     """A list field's items; anything else has none."""
     return value if isinstance(value, list) else []
 
@@ -161,7 +161,7 @@ def _file(a: Mapping[str, Any]) -> Sent | None:
         body = f"(PDF {name}, {_text(file.get('originalSize'))} bytes, sent as a document)"
     else:
         body = _text(file.get("content")) or _text(content.get("content"))
-    texts = _simulated_read("Read", {"file_path": name}, body)
+    texts: tuple[str, ...] = _simulated_read("Read", {"file_path": name}, body)
     if a.get("truncated") is True:
         texts += (reminder(f"Note: {name} was too long and was cut to its first lines; read more with the Read "
                            "tool if needed."),)

@@ -27,18 +27,27 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..conversation import Conversation, LoadWarning, Source, Usage, structural_warnings
+from ..errors import LoadError
 from ._cline_events import cline_events, roo_events
 from ._cline_history import ROO_TAGS, History, read_history
 from ._cline_text import is_environment_details, not_run_notice, result_header
-from ._cline_usage import align, api_requests, call_sources, metrics_usage, request_usage, roo_counts_total_input
+from ._cline_usage import (
+    ApiRequest,
+    align,
+    api_requests,
+    call_sources,
+    metrics_usage,
+    request_usage,
+    roo_counts_total_input,
+)
 from ._fields import as_mapping, as_text, first_misfit, type_name
-from .base import Document, FormatInfo, LoadError, parse_document, read_document, register_format
+from .base import Document, FormatInfo, parse_document, read_document, register_format
 
 CLINE, ROO = "cline", "roo-code"
 TITLES = {CLINE: "Cline task", ROO: "Roo Code task"}
@@ -97,16 +106,16 @@ def _ui_message(item: Any) -> bool:
     return isinstance(item, Mapping) and item.get("type") in ("ask", "say") and isinstance(item.get("ts"), (int, float))
 
 
-def _looks_like_history(value: list) -> bool:
+def _looks_like_history(value: list[Any]) -> bool:
     """Mostly Anthropic messages (a few damaged entries cost only themselves when read)."""
     return first_misfit(value, _history_entry, _SAMPLE) is None and _history_entry(value[0])
 
 
-def _looks_like_ui(value: list) -> bool:
+def _looks_like_ui(value: list[Any]) -> bool:
     return first_misfit(value, _ui_message, _SAMPLE) is None and _ui_message(value[0])
 
 
-def _history_marks(value: list, path: str | None) -> tuple[bool, str | None]:
+def _history_marks(value: list[Any], path: str | None) -> tuple[bool, str | None]:
     """Whether a message list carries Cline / Roo Code marks, and which agent they name when they do."""
     sample = value[:_SAMPLE]
     ours = _file_name(path) == API_HISTORY or all(
@@ -120,7 +129,7 @@ def _history_marks(value: list, path: str | None) -> tuple[bool, str | None]:
             return True, ROO
         if m.get("role") == "assistant" and ("modelInfo" in m or "metrics" in m):
             ours, flavor = True, flavor or CLINE
-        for block in m.get("content") if isinstance(m.get("content"), list) else ():
+        for block in cast("list[Any]", m.get("content")) if isinstance(m.get("content"), list) else ():
             kind = block.get("type") if isinstance(block, Mapping) else None
             if kind in ("reasoning", "thoughtSignature"):
                 return True, ROO
@@ -145,7 +154,7 @@ def _text_mark(text: str) -> tuple[bool, str | None]:
     return bool(result_header(text) or not_run_notice(text) is not None or text.startswith("<task>")), None
 
 
-def _ui_flavor(ui: list) -> str | None:
+def _ui_flavor(ui: list[Any]) -> str | None:
     for m in ui[:_SAMPLE * 5]:
         if not isinstance(m, Mapping):
             continue
@@ -201,7 +210,7 @@ def _history_flavor(doc: Document) -> str | None:
     return _history_marks(history, API_HISTORY)[1] if history else None
 
 
-def _detector(flavor: str):
+def _detector(flavor: str) -> Callable[[Document], str | None]:
     def detect(doc: Document) -> str | None:
         found, why = classify(doc)
         if found is None:
@@ -216,8 +225,8 @@ class TaskFiles:
     """The files of one task that this reader uses."""
 
     path: str | None
-    history: list
-    ui: list | None = None
+    history: list[Any]
+    ui: list[Any] | None = None
     metadata: Mapping[str, Any] | None = None
     context_history: Any = None
     item: Mapping[str, Any] | None = None
@@ -287,8 +296,8 @@ def read_task(files: TaskFiles, flavor: str) -> Conversation:
                         log_summary_indices=frozenset(history.summaries))
 
 
-def _usage(history: History, requests: list, matched: dict, roo: bool, warnings: list[LoadWarning]
-           ) -> dict[int, Usage]:
+def _usage(history: History, requests: list[ApiRequest], matched: dict[int, ApiRequest], roo: bool,
+           warnings: list[LoadWarning]) -> dict[int, Usage]:
     usage: dict[int, Usage] = {}
     total = roo_counts_total_input(requests) if roo else False
     for entry, request in matched.items():
@@ -319,7 +328,7 @@ def _task_id(files: TaskFiles) -> str:
     return folder or "0"
 
 
-def _model(history: History, requests: list, files: TaskFiles, roo: bool) -> str | None:
+def _model(history: History, requests: list[Any], files: TaskFiles, roo: bool) -> str | None:
     """The model most LLM calls used: per message (Cline ``modelInfo``; Roo's environment details), else per
     request, else the task metadata's ``model_usage``."""
     counts: Counter[str] = Counter()
@@ -352,7 +361,7 @@ def _cline_version(metadata: Mapping[str, Any] | None) -> str | None:
     return None
 
 
-def _meta(history: History, files: TaskFiles, requests: list) -> dict[str, Any]:
+def _meta(history: History, files: TaskFiles, requests: list[Any]) -> dict[str, Any]:
     meta: dict[str, Any] = {}
     providers = Counter(as_text(as_mapping(s.raw.get("modelInfo")).get("providerId")) for s in history.sources)
     providers.pop(None, None)
@@ -383,13 +392,13 @@ def _meta(history: History, files: TaskFiles, requests: list) -> dict[str, Any]:
     return meta
 
 
-def _reader(flavor: str):
+def _reader(flavor: str) -> Callable[[Document], list[Conversation]]:
     def read(doc: Document) -> list[Conversation]:
         return [read_task(task_files(doc, TITLES[flavor]), flavor)]
     return read
 
 
-def _folder_reader(flavor: str):
+def _folder_reader(flavor: str) -> Callable[[Path], list[Conversation] | None]:
     def read_folder(folder: Path) -> list[Conversation] | None:
         """The task in ``folder`` when it is a task folder of this agent, else None."""
         history = Path(folder) / API_HISTORY

@@ -52,7 +52,7 @@ class _Rollout:
         self.context_window: int | None = None
         self._last_total: str | None = None
         self._compacted_at: int | None = None  # message count right after the last compacted record
-        self.models: Counter = Counter()  # turn_context models, one count per turn
+        self.models: Counter[str] = Counter()  # turn_context models, one count per turn
         self.cli_version: str | None = None
         self.web_searches: list[tuple[str | None, dict[str, Any]]] = []  # (call id, arguments) of web_search_end
         self._marked_at: int | None = None  # message count right after a context_compacted event

@@ -27,7 +27,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..conversation import Conversation, LoadWarning
-from .base import FormatInfo, LoadError, formats
+from ..errors import LoadError
+from .base import FormatInfo, formats
 
 #: the most log files one folder load reads
 FOLDER_FILE_LIMIT = 2000
@@ -167,6 +168,7 @@ def _read_as_folder(folder: Path, format: str | None) -> list[Conversation] | No
         candidates = [f for f in candidates if f.name == format]
     for info in candidates:
         try:
+            assert info.read_folder is not None  # the candidates are the folder formats
             found = info.read_folder(folder)
         except LoadError:
             raise

@@ -32,10 +32,11 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..conversation import Conversation, File, Image, LoadWarning, Message, ToolCall, ToolResult, Usage
+from ..errors import LoadError
 from ._fields import TOO_DEEP, as_count, as_id, as_mapping, as_text, first_misfit, type_name
 from ._parts import Parts
 from ._transcript import Transcript, json_text
-from .base import Document, FormatInfo, LoadError, register_format
+from .base import Document, FormatInfo, register_format
 
 #: the part fields an event's content may carry, besides text
 _CODE_PARTS = ("executable_code", "code_execution_result")
@@ -154,7 +155,7 @@ class _Session:
                 if isinstance(field_of(compaction, k), (int, float))}
         self.out.log_compaction("\n".join(texts) or None, {**meta, **span})
 
-    def model_event(self, event: Mapping[str, Any], parts: list, where: str, line: int | None,
+    def model_event(self, event: Mapping[str, Any], parts: list[Any], where: str, line: int | None,
                     meta: dict[str, Any]) -> None:
         p = Parts()
         for i, part in enumerate(parts):
@@ -195,7 +196,7 @@ class _Session:
             elif isinstance(blob, File):
                 p.files.append(blob)
 
-    def user_event(self, parts: list, where: str, line: int | None, meta: dict[str, Any]) -> None:
+    def user_event(self, parts: list[Any], where: str, line: int | None, meta: dict[str, Any]) -> None:
         p = Parts()
         for i, part in enumerate(parts):
             if not isinstance(part, Mapping):

@@ -16,30 +16,33 @@ from ..conversation import (
     Image,
     LoadWarning,
     Message,
+    ResultPart,
     Source,
     ToolCall,
     ToolResult,
     structural_warnings,
 )
+from ..errors import LoadError
 from ._fields import FieldError, as_id, as_mapping, expect_object, type_name
 from ._parts import Parts
-from .base import Document, FormatInfo, LoadError, register_format
+from .base import Document, FormatInfo, register_format
 
 _PART_KEYS = ("text", "tool_call", "tool_call_result", "image", "file", "reasoning")
 
 
-def _fields(m: Mapping) -> tuple[Any, Any, Any, Any]:
+def _fields(m: Mapping[str, Any]) -> tuple[Any, Any, Any, Any]:
     """(role, content, name, meta) from the current or the legacy underscore form."""
     if "_role" in m or "_content" in m:
         return m.get("_role"), m.get("_content"), m.get("_name"), m.get("_meta") or {}
     return m.get("role"), m.get("content"), m.get("name"), m.get("meta") or {}
 
 
-def _messages(value: Any) -> list | None:
+def _messages(value: Any) -> list[Any] | None:
     if isinstance(value, list):
         return value
     if isinstance(value, Mapping) and isinstance(value.get("messages"), list):
-        return value["messages"]
+        messages: list[Any] = value["messages"]
+        return messages
     return None
 
 
@@ -96,14 +99,14 @@ def _file(raw: Any, field: str) -> File:
                 (len(data) * 3 // 4) if isinstance(data, str) else None, dict(as_mapping(raw.get("extra"))))
 
 
-def _result_value(raw: Any, field: str) -> str | tuple:
+def _result_value(raw: Any, field: str) -> str | tuple[ResultPart, ...]:
     if isinstance(raw, str):
         return raw
     if raw is None:
         return ""
     if not isinstance(raw, list):
         raise FieldError(field, "text or a list of parts", raw)
-    parts: list = []
+    parts: list[Any] = []
     for k, p in enumerate(raw):
         if isinstance(p, Mapping) and "image" in p:
             parts.append(_image(p["image"], f"{field}[{k}].image"))
@@ -120,7 +123,7 @@ class _UnknownPart(Exception):
     """A content part of no kind Haystack serializes."""
 
 
-def _add_part(parts: Parts, part: Mapping, where: str) -> None:
+def _add_part(parts: Parts, part: Mapping[str, Any], where: str) -> None:
     """Add one content part (``where``: its field) to ``parts``; :class:`FieldError` when a nested value has the
     wrong type, :class:`_UnknownPart` when it is of no kind Haystack serializes."""
     if "text" in part and len(part) == 1:
@@ -146,7 +149,7 @@ def _add_part(parts: Parts, part: Mapping, where: str) -> None:
         raise _UnknownPart
 
 
-def read_message(raw: Mapping, where: str, warnings: list[LoadWarning]) -> list[Message]:
+def read_message(raw: Mapping[str, Any], where: str, warnings: list[LoadWarning]) -> list[Message]:
     """One serialized ChatMessage → one message (or several tool messages)."""
     role, content, name, meta = _fields(raw)
     if role not in ("system", "user", "assistant", "tool"):
@@ -236,7 +239,8 @@ def message_to_haystack(m: Message) -> dict[str, Any]:
 def _json_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
     import json
 
-    return json.loads(json.dumps(dict(meta), default=str))
+    plain: dict[str, Any] = json.loads(json.dumps(dict(meta), default=str))
+    return plain
 
 
 def write(conv: Conversation) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ import zipfile
 import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from ..conversation import (
     Conversation,
@@ -38,6 +38,7 @@ from ..conversation import (
     LoadWarning,
     LogEvent,
     Message,
+    ResultPart,
     Source,
     ToolCall,
     ToolResult,
@@ -45,8 +46,9 @@ from ..conversation import (
     Usage,
     structural_warnings,
 )
+from ..errors import LoadError
 from ._fields import TOO_DEEP, as_count, as_mapping, as_text, optional_count, type_name
-from .base import Document, FormatInfo, LoadError, register_format
+from .base import Document, FormatInfo, register_format
 from .openai_chat import parse_arguments
 
 #: the most uncompressed bytes read from one ``.eval`` archive, and from one of its members (guards against zip
@@ -192,8 +194,8 @@ class _SampleReader:
         error = raw.get("error")
         failed = isinstance(error, Mapping)
         if failed and not texts and not images and not files:
-            texts = [f"Error: {as_text(error.get('message')) or ''}"]
-        parts: tuple = (*texts, *images, *files)
+            texts = [f"Error: {as_text(cast('Mapping[str, Any]', error).get('message')) or ''}"]
+        parts: tuple[ResultPart, ...] = (*texts, *images, *files)
         result = parts[0] if len(parts) == 1 and isinstance(parts[0], str) else ("" if not parts else parts)
         return Message("tool", tool_result=ToolResult(origin, result, failed), meta=meta)
 
@@ -280,7 +282,7 @@ def _tools(raw: Any) -> list[ToolSchema]:
     return out
 
 
-def _messages_from_events(events: list[Mapping[str, Any]]) -> list:
+def _messages_from_events(events: list[Mapping[str, Any]]) -> list[Any]:
     """The last model call's input plus its output message (for samples logged without ``messages``)."""
     for event in reversed(events):
         if event.get("event") == "model" and isinstance(event.get("input"), list):

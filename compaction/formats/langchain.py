@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..conversation import (
     Conversation,
@@ -28,23 +28,26 @@ from ..conversation import (
     Image,
     LoadWarning,
     Message,
+    ResultPart,
+    Role,
     Source,
     ToolCall,
     ToolResult,
     Usage,
     structural_warnings,
 )
+from ..errors import LoadError
 from ._fields import as_count, as_mapping, as_text, first_misfit, type_name
-from .base import Document, FormatInfo, LoadError, register_format
+from .base import Document, FormatInfo, register_format
 from .openai_chat import parse_arguments, read_messages, usage_from_openai
 
 #: ``messages_to_dict`` type → role; ``…Chunk`` variants are folded onto these
-_TYPES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool", "chat": None,
+_TYPES: dict[str, Role | None] = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool", "chat": None,
           "remove": None}
 #: ``dumpd`` class name → ``messages_to_dict`` type
 _CLASSES = {"HumanMessage": "human", "AIMessage": "ai", "SystemMessage": "system", "ToolMessage": "tool",
             "FunctionMessage": "function", "ChatMessage": "chat", "RemoveMessage": "remove"}
-_CHAT_ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "system": "system",
+_CHAT_ROLES: dict[str, Role] = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "system": "system",
                "developer": "system"}
 
 
@@ -65,15 +68,17 @@ def _kind_and_fields(item: Any) -> tuple[str, Mapping[str, Any]] | None:
     return None
 
 
-def _message_list(value: Any) -> list | None:
+def _message_list(value: Any) -> list[Any] | None:
     if isinstance(value, list):
         return value
     if isinstance(value, Mapping):
         if isinstance(value.get("messages"), list):
-            return value["messages"]
+            messages: list[Any] = value["messages"]
+            return messages
         kwargs = as_mapping(value.get("kwargs"))
         if value.get("lc") == 1 and isinstance(kwargs.get("messages"), list):
-            return kwargs["messages"]
+            constructed: list[Any] = kwargs["messages"]
+            return constructed
     return None
 
 
@@ -127,7 +132,7 @@ def _block(block: Any, where: str, parts: _Parts, known_calls: set[str], warning
     if kind == "text" or (kind is None and isinstance(block.get("text"), str)):
         parts.texts.append(as_text(block.get("text")) or "")
     elif kind in ("thinking", "reasoning"):
-        summary = block.get("summary") if isinstance(block.get("summary"), list) else []
+        summary = cast("list[Any]", block.get("summary")) if isinstance(block.get("summary"), list) else []
         summary = [as_text(as_mapping(s).get("text")) for s in summary]
         text = as_text(block.get("thinking")) or as_text(block.get("reasoning")) or "\n".join(t for t in summary if t)
         if text:
@@ -204,7 +209,7 @@ def _tool_calls(fields: Mapping[str, Any], where: str, path: str | None,
     return []
 
 
-def _result_value(parts: _Parts) -> str | tuple:
+def _result_value(parts: _Parts) -> str | tuple[ResultPart, ...]:
     if not parts.images and not parts.files:
         return "".join(parts.texts)
     return (*parts.texts, *parts.images, *parts.files)
@@ -222,7 +227,7 @@ class _Reader:
     def message(self, kind: str, fields: Mapping[str, Any], where: str) -> tuple[Message, Usage | None] | None:
         role = _TYPES[kind]
         if kind == "chat":
-            role = _CHAT_ROLES.get(fields.get("role")) if isinstance(fields.get("role"), str) else None
+            role = _CHAT_ROLES.get(cast(str, fields.get("role"))) if isinstance(fields.get("role"), str) else None
             if role is None:
                 self.warnings.append(LoadWarning(f"{where}: chat message with role {fields.get('role')!r} read as a "
                                                  "user message", field="role"))
@@ -267,7 +272,7 @@ class _Reader:
                 return last
             return ToolCall(None, name or "function")
         call_id = as_text(fields.get("tool_call_id"))
-        return self.calls.get(call_id) if call_id in self.calls else ToolCall(call_id, name or "unknown_tool")
+        return self.calls[call_id] if call_id in self.calls else ToolCall(call_id, name or "unknown_tool")
 
 
 def read(doc: Document) -> list[Conversation]:

@@ -27,9 +27,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..conversation import Conversation, LoadWarning, Message, Source, Usage, structural_warnings
+from ..errors import LoadError
 from ._fields import as_mapping, as_text, type_name
 from ._text_actions import with_text_actions
-from .base import Document, FormatInfo, LoadError, register_format
+from .base import Document, FormatInfo, register_format
 from .openai_chat import read_messages_with_meta, usage_from_openai
 
 _ROLES = ("system", "user", "assistant", "tool")
@@ -125,8 +126,8 @@ def read(doc: Document) -> list[Conversation]:
     messages, _, read_warnings = read_messages_with_meta(raw, metas, doc.path)
     messages = with_text_actions(messages, _actions(messages), lambda i: f"action-{i}", lambda _i, _m: True)
     usage: dict[int, Usage] = {}
-    for index, (message, reported) in enumerate(zip(messages, responses, strict=True)):
-        found = usage_from_openai(reported) if message.role == "assistant" else None
+    for index, (read_message, reported) in enumerate(zip(messages, responses, strict=True)):
+        found = usage_from_openai(reported) if read_message.role == "assistant" else None
         if found is not None:
             usage[index] = found
     warnings += read_warnings + structural_warnings(messages)

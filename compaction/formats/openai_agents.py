@@ -22,15 +22,17 @@ same messages; the SDK stores no usage with its items).
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..conversation import Conversation, LoadWarning, Usage
+from ..errors import LoadError
 from ._fields import TOO_DEEP, as_count, as_mapping, as_text, type_name
 from ._sqlite import open_database, quoted, tables, text
-from .base import Document, FormatInfo, LoadError, register_format
+from .base import Document, FormatInfo, register_format
 from .openai_responses import ItemReader
 
 FORMAT = "openai-agents"
@@ -95,7 +97,7 @@ def _message_tables(found: dict[str, str]) -> tuple[str, str | None] | None:
     return None
 
 
-def _structure(conn, found: dict[str, str]) -> dict[int, tuple[str, int | None]]:
+def _structure(conn: sqlite3.Connection, found: dict[str, str]) -> dict[int, tuple[str, int | None]]:
     """``message_structure`` of an AdvancedSQLiteSession: message id -> (branch, user turn)."""
     if "message_structure" not in found:
         return {}
@@ -104,7 +106,7 @@ def _structure(conn, found: dict[str, str]) -> dict[int, tuple[str, int | None]]
             for mid, branch, turn in rows if isinstance(mid, int)}
 
 
-def _turn_usage(conn, found: dict[str, str]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+def _turn_usage(conn: sqlite3.Connection, found: dict[str, str]) -> dict[tuple[str, str], list[dict[str, Any]]]:
     """``turn_usage`` rows by (session, branch)."""
     if "turn_usage" not in found:
         return {}
@@ -244,12 +246,12 @@ def _response_usage(conv: Conversation, responses: Any) -> dict[int, Usage]:
         if not isinstance(response, Mapping):
             continue
         usage = usage_of(response.get("usage"))
-        output = response.get("output") if isinstance(response.get("output"), list) else []
+        output = cast("list[Any]", response.get("output")) if isinstance(response.get("output"), list) else []
         for item in output:
             item = as_mapping(item)
-            index = by_id.get(as_text(item.get("id")) or "") or by_id.get(as_text(item.get("call_id")) or "")
-            if index is not None and usage is not None:
-                out.setdefault(index, usage)
+            found_at = by_id.get(as_text(item.get("id")) or "") or by_id.get(as_text(item.get("call_id")) or "")
+            if found_at is not None and usage is not None:
+                out.setdefault(found_at, usage)
                 break
     return out
 

@@ -4,14 +4,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from ..conversation import (
     Conversation,
     Image,
     LoadWarning,
     Message,
+    ResultPart,
+    Role,
     Source,
     ToolCall,
     ToolResult,
@@ -19,20 +21,21 @@ from ..conversation import (
     Usage,
     structural_warnings,
 )
+from ..errors import LoadError
 from ._fields import as_count, as_mapping
-from .base import Document, FormatInfo, LoadError, register_format
+from .base import Document, FormatInfo, register_format
 
-_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool",
+_ROLES: dict[str, Role] = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool",
           "function": "tool"}
 
 
-def _role(m: Mapping) -> str | None:
+def _role(m: Mapping[str, Any]) -> Role | None:
     """The normalized role of a raw message, or None when it has no OpenAI role."""
     role = m.get("role")
     return _ROLES.get(role) if isinstance(role, str) else None
 
 
-def _messages_and_tools(value: Any) -> tuple[list | None, list, dict | None]:
+def _messages_and_tools(value: Any) -> tuple[list[Any] | None, list[Any], dict[str, Any] | None]:
     """(messages, tools, response message) from the accepted top-level shapes."""
     if isinstance(value, list):
         return value, [], None
@@ -121,7 +124,7 @@ def parse_arguments(raw: Any, where: str, warnings: list[LoadWarning]) -> dict[s
     return {"_value": raw}
 
 
-def read_messages(raw_messages: list, path: str | None, tools_raw: list = ()) -> tuple[list[Message], list[ToolSchema],
+def read_messages(raw_messages: list[Any], path: str | None, tools_raw: Sequence[Any] = ()) -> tuple[list[Message], list[ToolSchema],
                                                                                        list[LoadWarning]]:
     """Convert OpenAI chat messages; each malformed message costs itself only (with a warning)."""
     warnings: list[LoadWarning] = []
@@ -172,7 +175,7 @@ def read_messages(raw_messages: list, path: str | None, tools_raw: list = ()) ->
             else:
                 origin = ToolCall(call_id if isinstance(call_id, str) else None, str(m.get("name") or "unknown_tool"))
             text = "".join(texts)
-            result: str | tuple = text if not images else (*texts, *images)
+            result: str | tuple[ResultPart, ...] = text if not images else (*texts, *images)
             out.append(Message("tool", tool_result=ToolResult(origin, result, bool(m.get("is_error", False))),
                                meta=meta))
         else:
@@ -188,13 +191,13 @@ def _call_id(raw: Any) -> str | None:
     return str(raw) if isinstance(raw, int) and not isinstance(raw, bool) else None
 
 
-def _name(m: Mapping) -> str | None:
+def _name(m: Mapping[str, Any]) -> str | None:
     name = m.get("name")
     return name if isinstance(name, str) else None
 
 
-def read_messages_with_meta(raw_messages: list, metas: list[Mapping[str, Any]], path: str | None,
-                            tools_raw: list = ()) -> tuple[list[Message], list[ToolSchema], list[LoadWarning]]:
+def read_messages_with_meta(raw_messages: list[Any], metas: Sequence[Mapping[str, Any]], path: str | None,
+                            tools_raw: Sequence[Any] = ()) -> tuple[list[Message], list[ToolSchema], list[LoadWarning]]:
     """:func:`read_messages`, with ``metas[i]`` merged into the meta of the message read from ``raw_messages[i]``."""
     out, tools, warnings = read_messages(raw_messages, path, tools_raw)
     kept = [meta for m, meta in zip(raw_messages, metas, strict=True)
@@ -225,7 +228,7 @@ def usage_from_openai(raw: Any) -> Usage | None:
 def _tool_schema(raw: Any) -> ToolSchema | None:
     if not isinstance(raw, Mapping):
         return None
-    fn = raw.get("function") if isinstance(raw.get("function"), Mapping) else raw
+    fn = cast("Mapping[str, Any]", raw.get("function")) if isinstance(raw.get("function"), Mapping) else raw
     name = fn.get("name")
     if not isinstance(name, str):
         return None

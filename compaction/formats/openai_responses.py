@@ -23,9 +23,9 @@ message: one LLM call. The item reader here is shared with the Codex rollout rea
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from ..conversation import (
     Conversation,
@@ -34,6 +34,8 @@ from ..conversation import (
     LoadWarning,
     LogEvent,
     Message,
+    ResultPart,
+    Role,
     Source,
     ToolCall,
     ToolResult,
@@ -41,8 +43,9 @@ from ..conversation import (
     Usage,
     structural_warnings,
 )
+from ..errors import LoadError
 from ._fields import TOO_DEEP, UnknownTypes, as_count, as_mapping, as_text, type_name
-from .base import Document, FormatInfo, LoadError, iter_records, register_format
+from .base import Document, FormatInfo, iter_records, register_format
 from .openai_chat import parse_arguments
 
 #: output items of a response that start or extend the assistant message of an LLM call
@@ -59,7 +62,7 @@ COMPACTION_TYPES = frozenset({"compaction", "compaction_summary"})
 #: item types only the Responses API uses (evidence for detection)
 RESPONSES_TYPES = CALL_TYPES | HOSTED_CALL_TYPES | RESULT_TYPES | COMPACTION_TYPES | {"reasoning", "item_reference"}
 TEXT_PARTS = frozenset({"input_text", "output_text", "text", "refusal", "summary_text", "reasoning_text"})
-_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
+_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
 _SHELL_TOOL = "local_shell"
 
 
@@ -196,7 +199,7 @@ class ItemReader:
         self.pending_results.append(Message("tool", tool_result=ToolResult(call, text, error=status == "failed"),
                                             meta=result_meta))
 
-    def fill_web_searches(self, found: list[tuple[str | None, Mapping[str, Any]]]) -> None:
+    def fill_web_searches(self, found: Sequence[tuple[str | None, Mapping[str, Any]]]) -> None:
         """Arguments for the web searches whose item had no action, from the agent's own record of them (Codex's
         ``web_search_end`` events: ``(call id, arguments)``, matched to the searches by call id, else the n-th record to
         the n-th search)."""
@@ -213,10 +216,11 @@ class ItemReader:
             arguments = by_id.get(call.id) if call.id in by_id else next(in_order, None)
             if arguments and not call.arguments:
                 slot.tool_calls[k] = replaced[call.id] = replace(call, arguments=dict(arguments))
-        for i, slot in enumerate(self.slots):
-            result = slot.tool_result if isinstance(slot, Message) else None
+        for i, held in enumerate(self.slots):
+            result = held.tool_result if isinstance(held, Message) else None
             if result is not None and result.call_id in replaced:
-                self.slots[i] = replace(slot, tool_result=replace(result, origin=replaced[result.call_id]))
+                assert isinstance(held, Message)  # it holds a result
+                self.slots[i] = replace(held, tool_result=replace(result, origin=replaced[result.call_id]))
 
     def _result(self, item: Mapping[str, Any], where: str, line: int | None, meta: dict[str, Any]) -> None:
         self.close()
@@ -229,7 +233,7 @@ class ItemReader:
             error = True
         self.slots.append(Message("tool", tool_result=ToolResult(origin, value, error), meta={**meta, **extra_meta}))
 
-    def _output(self, output: Any, where: str, line: int | None) -> tuple[str | tuple, bool, dict[str, Any]]:
+    def _output(self, output: Any, where: str, line: int | None) -> tuple[str | tuple[ResultPart, ...], bool, dict[str, Any]]:
         """(result, error flag, meta) of a tool output: text exactly as the model received it, or parts."""
         if output is None:
             return "", False, {}
@@ -237,7 +241,7 @@ class ItemReader:
             return output, False, _shell_metadata(output)
         if isinstance(output, list):
             texts, images, files = self._content(output, where, line)
-            parts: tuple = (*texts, *images, *files)
+            parts: tuple[ResultPart, ...] = (*texts, *images, *files)
             return (parts[0] if len(parts) == 1 and isinstance(parts[0], str) else parts), False, {}
         if isinstance(output, Mapping) and isinstance(output.get("content"), (str, list)):
             value, _, meta = self._output(output["content"], where, line)
@@ -389,7 +393,7 @@ def tool_schemas(raw: Any, warnings: list[LoadWarning]) -> list[ToolSchema]:
         if not isinstance(tool, Mapping):
             warnings.append(LoadWarning("a tool definition is not an object; skipped", field="tools"))
             continue
-        fn = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
+        fn = cast("Mapping[str, Any]", tool.get("function")) if isinstance(tool.get("function"), Mapping) else tool
         name = fn.get("name")
         if isinstance(name, str):
             params = fn.get("parameters")
@@ -399,7 +403,7 @@ def tool_schemas(raw: Any, warnings: list[LoadWarning]) -> list[ToolSchema]:
 
 
 # ------------------------------------------------------------------------------------------------- shapes
-def _items_of(value: Any) -> tuple[list, list, Mapping[str, Any]] | None:
+def _items_of(value: Any) -> tuple[list[Any], list[Any], Mapping[str, Any]] | None:
     """(input items, output items, envelope) of a request/response object, or None if it is not one."""
     if not isinstance(value, Mapping):
         return None

@@ -49,9 +49,10 @@ from ..conversation import (
     Usage,
     structural_warnings,
 )
+from ..errors import LoadError
 from ._fields import as_count, as_mapping, as_text, optional_count, type_name
 from ._opencode_storage import SessionRecord, read_store
-from .base import Document, FormatInfo, LoadError, register_format
+from .base import Document, FormatInfo, register_format
 
 #: what OpenCode sends in place of a pruned tool output, a compaction request, a subtask and an unfinished call
 CLEARED = "[Old tool result content cleared]"
@@ -72,7 +73,7 @@ class _Builder:
     events: list[LogEvent] = field(default_factory=list)
     summaries: set[int] = field(default_factory=set)
     warnings: list[LoadWarning] = field(default_factory=list)
-    models: Counter = field(default_factory=Counter)
+    models: Counter[str] = field(default_factory=Counter)
     #: (compacted timestamp, call id) of every pruned tool output
     cleared: list[tuple[float, str]] = field(default_factory=list)
     #: message id -> index of the compaction request (user message with a compaction part)
@@ -138,7 +139,7 @@ def _meta(info: Mapping[str, Any]) -> dict[str, Any]:
     return meta
 
 
-def _parts(parts: list, where: str, builder: _Builder) -> list[Mapping[str, Any]]:
+def _parts(parts: list[Any], where: str, builder: _Builder) -> list[Mapping[str, Any]]:
     good = []
     for index, part in enumerate(parts):
         if isinstance(part, Mapping) and isinstance(part.get("type"), str):
@@ -150,7 +151,7 @@ def _parts(parts: list, where: str, builder: _Builder) -> list[Mapping[str, Any]
 
 
 # ------------------------------------------------------------------------------------------------------ user
-def _user(builder: _Builder, info: Mapping[str, Any], parts: list, where: str) -> None:
+def _user(builder: _Builder, info: Mapping[str, Any], parts: list[Any], where: str) -> None:
     texts: list[str] = []
     images: list[Image] = []
     files: list[File] = []
@@ -205,7 +206,7 @@ def _last_context(builder: _Builder) -> int | None:
 
 
 # ------------------------------------------------------------------------------------------------- assistant
-def _assistant(builder: _Builder, info: Mapping[str, Any], parts: list, where: str) -> None:
+def _assistant(builder: _Builder, info: Mapping[str, Any], parts: list[Any], where: str) -> None:
     good = _parts(parts, where, builder)
     error = info.get("error")
     if error is not None:

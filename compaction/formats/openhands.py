@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from ..conversation import (
     Conversation,
@@ -40,6 +40,8 @@ from ..conversation import (
     LoadWarning,
     LogEvent,
     Message,
+    ResultPart,
+    Role,
     Source,
     ToolCall,
     ToolResult,
@@ -47,8 +49,9 @@ from ..conversation import (
     Usage,
     structural_warnings,
 )
+from ..errors import LoadError
 from ._fields import UnknownTypes, as_mapping, as_text, first_misfit, type_name
-from .base import Document, FormatInfo, LoadError, register_format
+from .base import Document, FormatInfo, register_format
 from .openai_chat import read_messages, usage_from_openai
 
 #: OpenHands' default ``LLMConfig.max_message_chars``: longer observations are cut in the middle
@@ -67,17 +70,18 @@ _SILENT_OBSERVATIONS = {"null", "agent_state_changed", "loop_recovery", "loop_de
 _TRUNCATED = {"delegate", "think", "task_tracking", "condense", "agent_condensation", "download", "mcp"}
 
 
-def _events(value: Any) -> list | None:
+def _events(value: Any) -> list[Any] | None:
     if isinstance(value, list):
         return value
     if isinstance(value, Mapping):
         for key in ("trajectory", "history", "events"):
             if isinstance(value.get(key), list):
-                return value[key]
+                events: list[Any] = value[key]
+                return events
     return None
 
 
-def _looks_like_events(events: list) -> str | None:
+def _looks_like_events(events: list[Any]) -> str | None:
     if not events:
         return "the event list is empty"
     misfit = first_misfit(events, lambda e: isinstance(e, Mapping) and ("action" in e or "observation" in e))
@@ -88,7 +92,7 @@ def _looks_like_events(events: list) -> str | None:
     return None
 
 
-def _is_evaluation_output(values: list) -> bool:
+def _is_evaluation_output(values: list[Any]) -> bool:
     """Whether JSONL records are mostly evaluation records ``{"instance_id", "history": [...]}``."""
     return first_misfit(values, lambda v: isinstance(as_mapping(v).get("history"), list)) is None
 
@@ -318,14 +322,14 @@ class _Reader:
             return
         if kind == "system":
             self.emit(Message("system", _texts(args.get("content") or event.get("message")), meta=meta))
-            _, self.tools, _ = read_messages([], self.path, args.get("tools") if isinstance(args.get("tools"), list)
-                                             else [])
+            _, self.tools, _ = read_messages([], self.path, cast("list[Any]", args.get("tools"))
+                                             if isinstance(args.get("tools"), list) else [])
         elif kind == "condensation":
             summary = as_text(args.get("summary"))
             self.events.append(LogEvent(len(self.messages), "compaction", "auto", summary=summary))
         elif kind == "message":
             text = args.get("content") if isinstance(args.get("content"), str) else event.get("message")
-            role = "user" if source == "user" else "assistant"
+            role: Role = "user" if source == "user" else "assistant"
             usage = self._agent_usage(event, metadata) if role == "assistant" else None
             self.emit(Message(role, _texts(text), images=_images(args.get("image_urls")), meta=meta), usage)
         elif kind == "finish":
@@ -358,7 +362,7 @@ class _Reader:
             thought = (thought + "\n" + content if thought != content else thought) if thought else content
         if as_text(args.get("final_thought")):
             meta["final_thought"] = args["final_thought"]
-        role = "user" if event.get("source") == "user" else "assistant"
+        role: Role = "user" if event.get("source") == "user" else "assistant"
         usage = self._agent_usage(event, metadata) if role == "assistant" else None
         return Message(role, _texts(thought), meta=meta), usage
 
@@ -367,7 +371,7 @@ class _Reader:
         kind = as_text(event.get("observation"))
         if kind in _SILENT_OBSERVATIONS:
             return
-        content = event.get("content") if isinstance(event.get("content"), str) else ""
+        content = cast(str, event.get("content")) if isinstance(event.get("content"), str) else ""
         extras = as_mapping(event.get("extras"))
         meta: dict[str, Any] = {"openhands_event_id": event.get("id"), "openhands_observation": kind}
         metadata = as_mapping(event.get("tool_call_metadata"))
@@ -410,7 +414,7 @@ class _Reader:
         if call_id:
             name = as_text(metadata.get("function_name")) or "unknown_tool"
             origin = self.calls.get(call_id) or ToolCall(call_id, name)
-            result: str | tuple = text if not images else (text, *images)
+            result: str | tuple[ResultPart, ...] = text if not images else (text, *images)
             message = Message("tool", tool_result=ToolResult(origin, result, error), meta=meta)
             if any(call_id in r.calls for r in self.pending.values()):
                 self.results[call_id] = message
@@ -430,7 +434,7 @@ class _Reader:
         return text
 
     # ---- whole stream
-    def read(self, events: list) -> None:
+    def read(self, events: list[Any]) -> None:
         for i, event in enumerate(events):
             where = f"event {i}"
             if not isinstance(event, Mapping):
@@ -462,7 +466,7 @@ def _texts(value: Any) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) and value else ()
 
 
-def _list(value: Any) -> list:
+def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
@@ -480,7 +484,7 @@ def _separate_user_messages(messages: list[Message]) -> list[Message]:
     return out
 
 
-def _read_events(events: list, path: str | None, conversation_id: str,
+def _read_events(events: list[Any], path: str | None, conversation_id: str,
                  extra_warnings: list[LoadWarning]) -> Conversation:
     reader = _Reader(path)
     reader.read(events)
@@ -493,7 +497,7 @@ def read(doc: Document) -> list[Conversation]:
         return [_read_events([value for _, value in doc.records], doc.path, "0", [])]
     if doc.kind == "jsonl":
         skipped: list[LoadWarning] = []
-        found: list[tuple[str, list]] = []
+        found: list[tuple[str, list[Any]]] = []
         for line, record in doc.records:
             record = as_mapping(record)
             if not isinstance(record.get("history"), list):

@@ -33,20 +33,22 @@ from ..conversation import (
     LoadWarning,
     LogEvent,
     Message,
+    Role,
     Source,
     ToolCall,
     ToolResult,
     Usage,
     structural_warnings,
 )
+from ..errors import LoadError
 from ._fields import as_count, as_text, optional_count
 from ._otel_spans import Span, is_otlp, is_sdk_span, spans_of
-from .base import Document, FormatInfo, LoadError, iter_records, register_format
+from .base import Document, FormatInfo, iter_records, register_format
 from .openai_chat import parse_arguments
 
 LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})
 AGENT_OPERATIONS = frozenset({"invoke_agent", "create_agent"})
-ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "model": "assistant",
+ROLES: dict[str, Role] = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "model": "assistant",
          "tool": "tool", "function": "tool"}
 
 
@@ -85,7 +87,7 @@ def _genai_messages(value: Any, where: str, warnings: list[LoadWarning], calls: 
     return out
 
 
-def _genai_message(role: str, parts: Any, calls: dict[str, ToolCall]) -> list[Message]:
+def _genai_message(role: Role, parts: Any, calls: dict[str, ToolCall]) -> list[Message]:
     texts, reasoning, tool_calls, results = [], [], [], []
     for part in parts if isinstance(parts, list) else []:
         if not isinstance(part, Mapping):
@@ -235,7 +237,7 @@ def _build(run: _Run, path: str | None, shared: list[LoadWarning]) -> Conversati
     usage: dict[int, Usage] = {}
     events: list[LogEvent] = []
     summaries: set[int] = set()
-    models: Counter = Counter()
+    models: Counter[str] = Counter()
     context: list[Message] = []  # what the previous call saw plus its output
     for call in (_call(span, warnings, calls) for span in run.spans):
         inputs = call.inputs

@@ -32,11 +32,23 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..conversation import Conversation, File, Image, LoadWarning, Message, ResultPart, ToolCall, ToolResult, Usage
+from ..conversation import (
+    Conversation,
+    File,
+    Image,
+    LoadWarning,
+    Message,
+    ResultPart,
+    Role,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from ..errors import LoadError
 from ._fields import TOO_DEEP, UnknownTypes, as_count, as_id, as_mapping, as_text, first_misfit, type_name
 from ._parts import Parts
 from ._transcript import Transcript, json_text
-from .base import Document, FormatInfo, LoadError, register_format
+from .base import Document, FormatInfo, register_format
 from .openai_chat import parse_arguments
 
 KINDS = ("request", "response")
@@ -114,8 +126,8 @@ def _result_value(content: Any) -> str | tuple[ResultPart, ...]:
         return ""
     if isinstance(content, str):
         return content
-    if isinstance(content, Mapping) and _media(content) is not None:
-        return (_media(content),)
+    if isinstance(content, Mapping) and (single := _media(content)) is not None:
+        return (single,)
     if isinstance(content, list) and any(isinstance(i, Mapping) and _media(i) is not None for i in content):
         out: list[ResultPart] = []
         for item in content:
@@ -181,7 +193,7 @@ class _History:
             self.out.warn(f"{where}: skipped, unknown kind {raw.get('kind')!r} (expected request or response)",
                           field_name="kind")
 
-    def open(self, messages: list) -> None:
+    def open(self, messages: list[Any]) -> None:
         """The instructions of the first request that has them, as the opening system message: a model request
         puts them first, before any history (a summary the application put ahead of them included)."""
         for raw in messages:
@@ -191,7 +203,7 @@ class _History:
                 return
 
     # ------------------------------------------------------------------------------------------- requests
-    def request(self, raw: Mapping[str, Any], parts: list, where: str, meta: dict[str, Any]) -> None:
+    def request(self, raw: Mapping[str, Any], parts: list[Any], where: str, meta: dict[str, Any]) -> None:
         instructions = as_text(raw.get("instructions"))
         if instructions and instructions != self.instructions:
             self.out.add(Message("system", (instructions,), meta={**meta, "instructions": True}))
@@ -256,11 +268,11 @@ class _History:
     def speech(self, part: Mapping[str, Any], meta: dict[str, Any]) -> None:
         text = as_text(part.get("transcript"))
         if text:
-            role = "assistant" if part.get("speaker") == "assistant" else "user"
+            role: Role = "assistant" if part.get("speaker") == "assistant" else "user"
             self.out.add(Message(role, (text,), meta={**meta, "speech": True}))
 
     # ------------------------------------------------------------------------------------------- responses
-    def response(self, raw: Mapping[str, Any], parts: list, where: str, meta: dict[str, Any]) -> None:
+    def response(self, raw: Mapping[str, Any], parts: list[Any], where: str, meta: dict[str, Any]) -> None:
         p = Parts()
         for i, part in enumerate(parts):
             if not isinstance(part, Mapping):

@@ -28,9 +28,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..conversation import Conversation, LoadWarning, Message, Source, structural_warnings, user
+from ..errors import LoadError
 from ._fields import as_mapping, as_text, first_misfit, type_name
 from ._text_actions import command_name, observation_result, with_text_actions
-from .base import Document, FormatInfo, LoadError, register_format
+from .base import Document, FormatInfo, register_format
 from .openai_chat import read_messages_with_meta
 
 _ROLES = ("system", "user", "assistant", "tool")
@@ -39,7 +40,7 @@ _META_KEYS = ("message_type", "agent", "is_demo")
 FINAL_STAND_IN = "(the run ended with this action; its output is not recorded — Compaction Lab stand-in text)"
 
 
-def _histories(value: Any) -> list[tuple[str, list, Mapping[str, Any]]] | None:
+def _histories(value: Any) -> list[tuple[str, list[Any], Mapping[str, Any]]] | None:
     """(attempt prefix, history list, the trajectory object holding it) triples, or None when the document is no
     SWE-agent trajectory."""
     if not isinstance(value, Mapping):
@@ -140,7 +141,7 @@ def _with_final_output(messages: list[Message], traj: Mapping[str, Any]) -> list
     return [*messages, observation_result(user(recorded, final_output=source), call)]
 
 
-def _read_history(prefix: str, history: list, path: str | None, traj: Mapping[str, Any]) -> list[Conversation]:
+def _read_history(prefix: str, history: list[Any], path: str | None, traj: Mapping[str, Any]) -> list[Conversation]:
     by_agent: dict[str, list[tuple[int, Mapping[str, Any]]]] = {}
     warnings: list[LoadWarning] = []
     where = f"{prefix} " if prefix else ""

@@ -39,8 +39,9 @@ from ..conversation import (
     Usage,
     structural_warnings,
 )
+from ..errors import LoadError
 from ._fields import as_mapping, as_text, first_misfit, type_name
-from .base import Document, FormatInfo, LoadError, register_format
+from .base import Document, FormatInfo, register_format
 from .openai_chat import parse_arguments, read_messages, usage_from_openai
 
 #: tau2-bench ``LLMAgent``: its instruction and the system prompt template it fills with the domain policy
@@ -72,7 +73,7 @@ def _scalar_text(value: Any) -> str | None:
 
 
 # --------------------------------------------------------------------------------------------------- tau-bench
-def _results(value: Any) -> list | None:
+def _results(value: Any) -> list[Any] | None:
     if isinstance(value, Mapping) and "traj" in value:
         return [value]
     return value if isinstance(value, list) else None

@@ -108,14 +108,15 @@ class _Recorder:
     def __init__(self) -> None:
         from haystack.tracing import Span, Tracer
 
-        class RecordingSpan(Span):
+        # haystack (typed) is Any where mypy runs without it installed; with it, the ignores are unused
+        class RecordingSpan(Span):  # type: ignore[misc, unused-ignore]
             def __init__(self, tags: dict[str, Any] | None) -> None:
                 self.tags: dict[str, Any] = dict(tags or {})
 
             def set_tag(self, key: str, value: Any) -> None:
                 self.tags[key] = value
 
-        class RecordingTracer(Tracer):
+        class RecordingTracer(Tracer):  # type: ignore[misc, unused-ignore]
             def __init__(self) -> None:
                 self.stack: list[RecordingSpan] = []
                 self.finished: list[RecordingSpan] = []
@@ -262,7 +263,7 @@ def with_tokens_sent(calls: Sequence[HookCall], token_counter: Any, tools: Seque
     ]
 
 
-def _one_call(hooks: dict, state: Any, recorder: _Recorder, step: int, index: int, tools: list[Any],
+def _one_call(hooks: dict[Any, Any], state: Any, recorder: _Recorder, step: int, index: int, tools: list[Any],
               run_hooks: Any) -> HookCall:
     """Run the ``before_llm`` hooks once, as ``Agent._run_step`` does, and record what the hook did."""
     from haystack.components.agents.state.state_utils import replace_values
@@ -285,7 +286,7 @@ def _one_call(hooks: dict, state: Any, recorder: _Recorder, step: int, index: in
 
 
 # ------------------------------------------------------------------------------------------------- comparison
-def message_view(message: Message) -> tuple:
+def message_view(message: Message) -> tuple[Any, ...]:
     """What a chat generator receives from one of our messages (role, texts, calls, result), plus the
     ``context_compaction`` marker a compactor left on it."""
     result = message.tool_result
@@ -308,7 +309,7 @@ def _parts_view(result: Any) -> Any:
                  for p in result)
 
 
-def chat_message_view(chat_message: Any) -> tuple:
+def chat_message_view(chat_message: Any) -> tuple[Any, ...]:
     """:func:`message_view` of a haystack ``ChatMessage``."""
     result = chat_message.tool_call_result
     return (

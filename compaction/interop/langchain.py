@@ -62,7 +62,7 @@ def to_langchain_messages(messages: Sequence[Message]) -> list[Any]:
     return [to_langchain_message(m) for m in messages]
 
 
-def langchain_view(message: Any) -> tuple:
+def langchain_view(message: Any) -> tuple[Any, ...]:
     """What a chat model receives from a LangChain message (kind, content, tool calls, call id, name) plus the marks
     the middleware leaves on it (``lc_source``, ``context_editing``): equal views are the same message."""
     calls = tuple((c["name"], c["args"], c.get("id")) for c in getattr(message, "tool_calls", None) or ())

@@ -150,7 +150,8 @@ def message_parts(message: Message, structured: bool) -> list[dict[str, Any]]:
     for call in message.tool_calls:
         body: dict[str, Any] = {"args": dict(call.arguments), "name": call.name}
         parts.append({"function_call": {"id": call.id, **body} if call.id else body})
-    parts += [_blob_part(p) for p in (*message.images, *message.files)]
+    non_text: tuple[Image | File, ...] = (*message.images, *message.files)
+    parts += [_blob_part(p) for p in non_text]
     return parts
 
 

@@ -117,7 +117,7 @@ class TokenRule:
 
     def start_over(self) -> None:
         """After an auto-compaction: nothing is left, nothing is cleared."""
-        self.__init__()
+        type(self).__init__(self)
 
 
 def time_clearing(entries: Sequence[Entry], keep_recent: int) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..conversation import Message
 from ..formats import claude_code_attachments as attachments
@@ -138,7 +138,7 @@ def _files(history: Sequence[Message]) -> dict[str, _File]:
         result = m.tool_result
         if result is None or result.error or result.call_id not in calls:
             continue
-        name, arguments = calls[result.call_id]  # type: ignore[index]
+        name, arguments = calls[result.call_id]
         path = arguments.get("file_path")
         if name != "Read" or not isinstance(path, str):
             continue
@@ -159,7 +159,7 @@ def _paths_read_uncleared(history: Sequence[Message]) -> set[str]:
 
 def _edited(content: str | None, arguments: Mapping[str, Any]) -> str | None:
     """``content`` after one Edit (or MultiEdit's edits); None when the content or an edit's text is unknown."""
-    edits = arguments.get("edits") if isinstance(arguments.get("edits"), list) else [arguments]
+    edits = cast("list[Any]", arguments.get("edits")) if isinstance(arguments.get("edits"), list) else [arguments]
     for edit in edits:
         if content is None or not isinstance(edit, Mapping):
             return None
@@ -200,7 +200,7 @@ def _invoked_skills(history: Sequence[Message]) -> list[dict[str, str]]:
                      if n.role == "user" and n.meta.get("is_meta") and "attachment" not in n.meta), None)
         if body is not None:
             base = _SKILL_BASE.search(body.text)
-            skills.append({"name": names[result.call_id],  # type: ignore[index]
+            skills.append({"name": names[result.call_id],
                            "path": posixpath.join(base.group(1).strip(), "SKILL.md") if base else "",
                            "content": body.text})
     return skills[::-1]

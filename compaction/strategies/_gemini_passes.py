@@ -111,7 +111,7 @@ class ContentSizer:
     """Sizes of the contents of a :class:`ChatView`, from per-message part lengths cached by message identity."""
 
     def __init__(self) -> None:
-        self._parts = _IdCache()  # message -> (characters of its parts' JSON, number of parts)
+        self._parts: _IdCache[tuple[int, int]] = _IdCache()  # message -> (characters of its parts' JSON, number of parts)
 
     def _measure(self, message: Message) -> tuple[int, int]:
         parts = message_parts(message)
@@ -240,7 +240,7 @@ class Scan:
 
 
 #: a tool message's saved content (``JSON.stringify(response, null, 2)``) and whether it is masked already, by message
-_OUTPUT_CONTENTS = _IdCache()
+_OUTPUT_CONTENTS: _IdCache[tuple[str, bool]] = _IdCache()
 
 
 def tool_output_content(message: Message) -> tuple[str, bool]:

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..conversation import Message
 from ..history import Entry, inserted
@@ -28,7 +28,10 @@ from ._nesting import (
     make_nested,
     native_name,
 )
-from .base import SUMMARIZER_PARAMS, CallOutcome, ChangeMark, Param, RunContext, Runner, StrategyInfo, register
+from .base import SUMMARIZER_PARAMS, CallOutcome, ChangeMark, Param, Policy, RunContext, Runner, StrategyInfo, register
+
+if TYPE_CHECKING:
+    from ..summarizers import Summarizer
 
 DOCS = "https://learn.microsoft.com/dotnet/api/microsoft.agents.ai.compaction"
 SUMMARY_FLAG = "_is_summary"
@@ -47,7 +50,7 @@ def _reasoning_only(message: Message) -> bool:
     )
 
 
-def _from(items: list, start: int) -> Iterator:
+def _from(items: list[Any], start: int) -> Iterator[Any]:
     """``items[start:]`` (as long as it was when asked), one by one, without copying or stepping over the first
     ``start``."""
     return map(items.__getitem__, range(start, len(items)))
@@ -540,7 +543,7 @@ class DotnetRunner(Runner):
         )
 
 
-def trigger_and_target(params: Mapping[str, Any], ctx: RunContext) -> tuple[Trigger, Trigger | None, dict]:
+def trigger_and_target(params: Mapping[str, Any], ctx: RunContext) -> tuple[Trigger, Trigger | None, dict[str, Any]]:
     """The trigger/target a .NET setup uses: explicit params, else compact_at/compact_to of the window."""
     trigger = parse_trigger(params["trigger"]) if params.get("trigger") else tokens_exceed(
         int(ctx.context_window * ctx.compact_at)
@@ -569,7 +572,7 @@ TRIGGER_PARAMS = (
 )
 
 
-def _make_tool_result_compaction(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
+def _make_tool_result_compaction(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict[str, Any]]:
     trigger, target, lines = trigger_and_target(params, ctx)
     strategy = ToolResultCompaction(
         trigger,
@@ -580,7 +583,7 @@ def _make_tool_result_compaction(params: Mapping[str, Any], ctx: RunContext) -> 
     return strategy, lines
 
 
-StrategyMaker = Callable[[Mapping[str, Any], RunContext], tuple[DotnetStrategy, dict]]
+StrategyMaker = Callable[[Mapping[str, Any], RunContext], tuple[DotnetStrategy, dict[str, Any]]]
 
 
 def runner_builder(make: StrategyMaker) -> Callable[[Mapping[str, Any], RunContext], Runner]:
@@ -689,7 +692,7 @@ class SummarizationCompaction(DotnetStrategy):
 
     REASON = "Summarized by SummarizationCompactionStrategy"
 
-    def __init__(self, summarizer, counter: Counter, trigger: Trigger, minimum_preserved_groups: int = 8,
+    def __init__(self, summarizer: Summarizer, counter: Counter, trigger: Trigger, minimum_preserved_groups: int = 8,
                  prompt: str | None = None, target: Callable[[MessageIndex], bool] | None = None,
                  summary_tokens: int = 512) -> None:
         super().__init__(trigger, target)
@@ -887,17 +890,17 @@ class ContextWindowCompaction(DotnetStrategy):
 
 
 # ------------------------------------------------------------------------------------------------ registrations
-def _make_truncation(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
+def _make_truncation(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict[str, Any]]:
     trigger, target, lines = trigger_and_target(params, ctx)
     return TruncationCompaction(trigger, params["minimum_preserved_groups"], target), lines
 
 
-def _make_sliding_window(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
+def _make_sliding_window(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict[str, Any]]:
     trigger, target, lines = trigger_and_target(params, ctx)
     return SlidingWindowCompaction(trigger, params["minimum_preserved_turns"], target), lines
 
 
-def _make_summarization(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
+def _make_summarization(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict[str, Any]]:
     trigger, target, lines = trigger_and_target(params, ctx)
     strategy = SummarizationCompaction(ctx.summarizer(params), ctx.counter, trigger,
                                        params["minimum_preserved_groups"], params["prompt"] or None, target,
@@ -905,7 +908,7 @@ def _make_summarization(params: Mapping[str, Any], ctx: RunContext) -> tuple[Dot
     return strategy, lines
 
 
-def _make_context_window(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
+def _make_context_window(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict[str, Any]]:
     window = params["max_context_window_tokens"] or ctx.context_window
     strategy = ContextWindowCompaction(window, params["max_output_tokens"], params["tool_eviction_threshold"],
                                        params["truncation_threshold"])
@@ -968,12 +971,12 @@ def parse_pipeline(text: str, allowed: Sequence[str] | Mapping[str, Any] = PIPEL
     return children
 
 
-def _make_pipeline(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict]:
+def _make_pipeline(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetStrategy, dict[str, Any]]:
     from .base import get_strategy
 
     shared = {p.name: params[p.name] for p in SUMMARIZER_PARAMS}
     children: list[DotnetStrategy] = []
-    lines: dict = {}
+    lines: dict[str, Any] = {}
     for position, (name, args) in enumerate(parse_pipeline(params["children"]), start=1):
         short = native_name(name, "agent_framework", PIPELINE_CHILDREN)
         if short is None:
@@ -1042,7 +1045,7 @@ CONTEXT_WINDOW_PARAMS = (
           minimum=0.0, maximum=1.0),
 )
 
-for _name, _title, _summary, _params, _make, _policy, _doc in (
+_SPECS: tuple[tuple[str, str, str, tuple[Param, ...], StrategyMaker, Policy, str], ...] = (
     ("truncation", "TruncationCompactionStrategy",
      "When the trigger fires, removes the oldest non-system groups (a user message, an answer, a tool call with its "
      "results) one at a time until the target holds. The newest minimum_preserved_groups groups are never removed.",
@@ -1068,7 +1071,9 @@ for _name, _title, _summary, _params, _make, _policy, _doc in (
      "results, above 80% it removes the oldest groups, each keeping the newest 2 groups. Uses only the context "
      "window: compact_at and compact_to are ignored.",
      CONTEXT_WINDOW_PARAMS, _make_context_window, "window", "contextwindowcompactionstrategy"),
-):
+)
+
+for _name, _title, _summary, _params, _make, _policy, _doc in _SPECS:
     register(
         StrategyInfo(
             name=f"agent_framework.{_name}",

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, count, islice
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..conversation import Message
 from ..formats.agent_framework import contents_of
@@ -27,7 +27,10 @@ from ..history import Entry, inserted
 from ..tokens import Counter, MafPythonCounter, free_message_id, make_counter, own_message_id
 from ._nesting import NestedStrategy, describe, inserted_entry, make_nested, native_name
 from .agent_framework import parse_pipeline
-from .base import SUMMARIZER_PARAMS, CallOutcome, ChangeMark, Param, RunContext, Runner, StrategyInfo, register
+from .base import SUMMARIZER_PARAMS, CallOutcome, ChangeMark, Param, Policy, RunContext, Runner, StrategyInfo, register
+
+if TYPE_CHECKING:
+    from ..summarizers import Summarizer
 
 DOCS = "https://learn.microsoft.com/python/api/agent-framework-core/agent_framework"
 TOOL_CALL_TYPES = frozenset({"function_call", "computer_tool_call", "mcp_server_tool_call", "code_interpreter_tool_call",
@@ -372,6 +375,7 @@ class History:
 
     def _include(self, r: Record) -> None:
         """Clear ``r``'s exclusion (its reason stays); the caller refreshes its group."""
+        assert r.group_id is not None  # an excluded record is grouped
         g = self._groups[r.group_id]
         g.count_out(r)
         r.excluded = False
@@ -539,6 +543,7 @@ class History:
             return False
         first_key = recs[start].key
         for q in islice(recs, start):
+            assert q.group_id is not None  # the full scan groups every record
             if self._groups[q.group_id].members[-1].key >= first_key:
                 return True
             if any(c.key >= first_key for c in q.candidate_of):
@@ -672,8 +677,8 @@ class History:
             g = touched[r.group_id] = self._groups[r.group_id]
             kept = bisect_left(g.members, first_key, key=_ORDER)
             cut = cut or kept > 0
-            for m in g.members[kept:]:
-                g.count_out(m)
+            for member in g.members[kept:]:
+                g.count_out(member)
             del g.members[kept:]
         span_counts: dict[str, int] = {}
         for span in spans:
@@ -684,11 +689,11 @@ class History:
             gid = span.group_id
             if gid not in tags:
                 tags[gid] = next(self._tags)
-                g = touched.get(gid) or self._groups.get(gid)
-                if g is None:
-                    g = self._groups[gid] = _Group(gid)
-                cut = cut or bool(g.members)
-                touched[gid] = g
+                found = touched.get(gid) or self._groups.get(gid)
+                if found is None:
+                    found = self._groups[gid] = _Group(gid)
+                cut = cut or bool(found.members)
+                touched[gid] = found
             g = touched[gid]
             for m in range(span.start, span.end + 1):
                 r = recs[m]
@@ -935,7 +940,8 @@ def _render_item(item: Mapping[str, Any]) -> str:
     """A function result item in the transcript: its text, an error label, else ``<type> content (details)`` (an
     empty text item too)."""
     if item.get("type") == "text" and item.get("text"):
-        return item["text"]
+        text: str = item["text"]
+        return text
     if item.get("type") == "error":
         label = item.get("message") or ""
         if item.get("error_details"):
@@ -998,7 +1004,7 @@ class SummarizationStrategy:
 
     REASON = "summarized"
 
-    def __init__(self, summarizer, count_text: Callable[[str], int], counter: Counter, target_count: int = 4,
+    def __init__(self, summarizer: Summarizer, count_text: Callable[[str], int], counter: Counter, target_count: int = 4,
                  threshold: int | None = 2, prompt: str | None = None, max_summary_input_tokens: int | None = 8000,
                  summary_tokens: int = 512) -> None:
         if target_count <= 0:
@@ -1128,9 +1134,10 @@ class TokenBudgetComposedStrategy:
         retained = h.minimum_retained()
         tokens = h.included_tokens()  # kept up to date below instead of recounted after every group
         # oldest first: non-system groups (but those already wholly excluded as the fallback), then system groups
-        passes = (("token_budget_fallback", lambda: h.groups_in_order(unless_excluded_as="token_budget_fallback"),
-                   lambda k: k != "system"),
-                  ("token_budget_fallback_strict", h.system_groups, lambda k: k == "system"))
+        passes: tuple[tuple[str, Callable[[], Iterable[str]], Callable[[str | None], bool]], ...] = (
+            ("token_budget_fallback", lambda: h.groups_in_order(unless_excluded_as="token_budget_fallback"),
+             lambda k: k != "system"),
+            ("token_budget_fallback_strict", h.system_groups, lambda k: k == "system"))
         for reason, groups, wanted in passes:
             removed = 0
             for gid in groups():
@@ -1318,10 +1325,10 @@ def _counter(params: Mapping[str, Any], ctx: RunContext) -> Counter:
     return make_counter("maf-python") if params.get("tokenizer", TOKENIZERS[0]) == TOKENIZERS[0] else ctx.counter
 
 
-StrategyMaker = Callable[[Mapping[str, Any], RunContext], tuple[Callable[[History], Outcome], dict]]
+StrategyMaker = Callable[[Mapping[str, Any], RunContext], tuple[Callable[[History], Outcome], dict[str, Any]]]
 
 
-def _make_truncation(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict]:
+def _make_truncation(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict[str, Any]]:
     tokens = p["metric"] == "tokens"
     max_n = p["max_n"] or (int(ctx.context_window * ctx.compact_at) if tokens else 0)
     compact_to = p["compact_to_n"] or (int(ctx.context_window * ctx.compact_to) if tokens else 0)
@@ -1329,19 +1336,19 @@ def _make_truncation(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[H
     return strategy, ({"trigger": max_n, "target": compact_to} if tokens else {})
 
 
-def _make_sliding_window(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict]:
+def _make_sliding_window(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict[str, Any]]:
     return SlidingWindowStrategy(p["keep_last_groups"], p["preserve_system"]), {}
 
 
-def _make_selective(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict]:
+def _make_selective(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict[str, Any]]:
     return SelectiveToolCallCompactionStrategy(p["keep_last_tool_call_groups"]), {}
 
 
-def _make_tool_result(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict]:
+def _make_tool_result(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict[str, Any]]:
     return ToolResultCompactionStrategy(p["keep_last_tool_call_groups"]), {}
 
 
-def _make_summarization(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict]:
+def _make_summarization(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict[str, Any]]:
     counter = _counter(p, ctx)
     strategy = SummarizationStrategy(ctx.summarizer(p), text_counter(counter), counter, p["target_count"],
                                      p["threshold"], p["prompt"] or None, p["max_summary_input_tokens"] or None,
@@ -1349,7 +1356,7 @@ def _make_summarization(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable
     return strategy, {}
 
 
-def _make_context_window(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict]:
+def _make_context_window(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict[str, Any]]:
     strategy = ContextWindowCompactionStrategy(p["max_context_window_tokens"] or ctx.context_window,
                                                p["max_output_tokens"], p["tool_eviction_threshold"],
                                                p["truncation_threshold"], p["keep_last_tool_call_groups"],
@@ -1367,7 +1374,7 @@ CHILDREN: dict[str, StrategyMaker] = {
 }
 
 
-def _make_token_budget(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict]:
+def _make_token_budget(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[[History], Outcome], dict[str, Any]]:
     from .base import get_strategy
 
     budget = p["token_budget"] or int(ctx.context_window * ctx.compact_at)
@@ -1402,7 +1409,7 @@ KEEP_TOOL_GROUPS = Param("keep_last_tool_call_groups", "int", 1, "keep_last_tool
                          "tool-call groups left as they are (0 = none).", minimum=0, maximum=500)
 NO_TRIGGER = " It has no trigger and acts before every model call: compact_at and compact_to are not used."
 
-SPECS: tuple[tuple[str, str, str, tuple[Param, ...], StrategyMaker, str, str], ...] = (
+SPECS: tuple[tuple[str, str, str, tuple[Param, ...], StrategyMaker, Policy, str], ...] = (
     ("truncation", "TruncationStrategy",
      "When the included tokens (or messages) exceed max_n, excludes whole groups oldest first until the count is at "
      "most compact_to. System groups, optionally the first user group, and the newest non-system group are kept. "

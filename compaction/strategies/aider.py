@@ -169,7 +169,7 @@ class ChatSummary(Strategy):
     def triggered(self, entries: Sequence[Entry], call: Call) -> bool:
         chat = entries[leading_system(entries):]
         start = len(chat)
-        while start > 0 and (chat[start - 1].origin is None or chat[start - 1].origin > self._last_origin):
+        while start > 0 and ((origin := chat[start - 1].origin) is None or origin > self._last_origin):
             start -= 1
         i = start
         while i < len(chat):

@@ -171,6 +171,7 @@ class _ToolUseClearing(Follower):
 
     def _clear(self, position: int) -> None:
         result = self.stored[position].message.tool_result
+        assert result is not None and result.call_id is not None  # a use answers a known call (see append)
         if result.tool_name in self.runner.exclude_tools:
             return
         self.cleared += 1
@@ -188,7 +189,7 @@ class _ToolUseClearing(Follower):
         ids = self._inputs.get(position)
         if ids:
             entry = runner.edited(entry, "inputs:" + ",".join(sorted(ids)),
-                                  lambda m, ids=tuple(ids): with_cleared_inputs(m, ids), mark="inputs-cleared")
+                                  lambda m: with_cleared_inputs(m, tuple(ids)), mark="inputs-cleared")  # called at once
         elif position in self._results:
             entry = runner.edited(entry, "cleared", lambda m: with_result_text(m, runner.placeholder),
                                   mark="placeholder")

@@ -14,7 +14,7 @@ import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..conversation import LogEvent, Source, ToolSchema, Usage
 from ..errors import CompactionError, ConfigError
@@ -22,13 +22,24 @@ from ..history import Entry
 from ..registry import Registry
 from ..tokens import Counter
 
+if TYPE_CHECKING:
+    from ..summarizers import Summarizer
+
+
+#: what a :class:`Param` holds (and how the CLI, the app and the docs read and show it)
+ParamType = Literal["int", "float", "str", "bool", "choice", "trigger", "str_list"]
+#: which shared policy settings a strategy uses (see :attr:`StrategyInfo.policy`)
+Policy = Literal["threshold", "window", "none"]
+#: how a runner's stored history changes when it compacts (see :attr:`Runner.persistence`)
+Persistence = Literal["rewrite", "flag", "project"]
+
 
 @dataclass(frozen=True)
 class Param:
     """One strategy parameter as the framework defines it."""
 
     name: str
-    type: str  # "int" | "float" | "str" | "bool" | "choice" | "trigger" | "str_list"
+    type: ParamType
     default: Any
     help: str
     minimum: float | None = None
@@ -63,6 +74,7 @@ class Param:
             return self._in_range(typed), None
         except ValueError:
             bound = self.minimum if self.minimum is not None and typed < self.minimum else self.maximum
+            assert bound is not None  # _in_range only raises for a value past a bound the parameter has
             bounded = int(bound) if self.type == "int" else float(bound)
             side = "minimum" if bound == self.minimum else "maximum"
             return bounded, f"parameter {self.name!r}: {_shown(typed)} is outside its range; using its {side} {bounded}"
@@ -183,7 +195,7 @@ class RunContext:
     #: one describes a context that compaction changed)
     events: tuple[LogEvent, ...] = ()
 
-    def summarizer(self, params: Mapping[str, Any]):
+    def summarizer(self, params: Mapping[str, Any]) -> Summarizer:
         """The summarizer backend a summarizing strategy's params select (see :data:`SUMMARIZER_PARAMS`)."""
         from ..summarizers import make_summarizer
 
@@ -205,6 +217,11 @@ class ChangeMark:
         if self._lowest is None or position < self._lowest:
             self._lowest = position
 
+    @overload
+    def take(self, unchanged: int) -> int: ...
+    @overload
+    def take(self, unchanged: None = None) -> int | None: ...
+
     def take(self, unchanged: int | None = None) -> int | None:
         """The lowest position noted since the last take (``unchanged`` when none was), and start over."""
         lowest, self._lowest = self._lowest, None
@@ -216,7 +233,7 @@ class Runner(ABC):
     ``before_call`` right before each LLM call (each assistant message)."""
 
     #: "rewrite" (history replaced), "flag" (sticky exclusions), or "project" (recomputed from the raw history)
-    persistence: str = "rewrite"
+    persistence: Persistence = "rewrite"
     #: set by the engine before each :meth:`before_call`: the index, in the loaded conversation, of the message the
     #: call produced (the log's usage and timestamps are keyed by it)
     call_index: int = -1
@@ -263,7 +280,7 @@ class StrategyInfo:
     build: Callable[[Mapping[str, Any], RunContext], Runner] | None = None
     #: which shared policy settings it uses: "threshold" (context_window/compact_at/compact_to), "window" (only
     #: context_window, e.g. Agent Framework ContextWindowCompactionStrategy) or "none"
-    policy: str = "threshold"
+    policy: Policy = "threshold"
     docs_url: str = ""
     #: the reference semantics: a :class:`~compaction.strategies.contract.Strategy` class (or any callable (params,
     #: ctx) -> Strategy), written the way the framework documents the strategy

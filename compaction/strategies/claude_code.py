@@ -80,7 +80,7 @@ from ._claude_code_versions import (
     output_reserve,
     resolve_version,
 )
-from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
+from .base import SUMMARIZER_PARAMS, Param, Persistence, RunContext, StrategyInfo, register
 from .contract import Call, Strategy
 from .history_runner import plural, with_result_text
 
@@ -156,7 +156,7 @@ class ClaudeCodeStrategy(Strategy):
     """What both Claude Code strategies share: the release's rules, the window and thresholds, the agent's measure,
     and its microcompactions."""
 
-    persistence = "rewrite"
+    persistence: Persistence = "rewrite"
     #: the microcompaction variant's parameter name, and whether this strategy replays the auto-compaction itself
     variant_param = "microcompact"
     summarizes = True
@@ -411,11 +411,11 @@ def _logged_reattachments(entries: Sequence[Entry], events: Sequence[Any]) -> li
     if not tail:
         return []
     first = tail[-1].origin
-    before = [b for b in boundaries if b <= first]  # type: ignore[operator]
+    before = [b for b in boundaries if b <= first]
     if not before:
         return []
     boundary = max(before)
-    return [e for e in reversed(tail) if e.origin >= boundary]  # type: ignore[operator]
+    return [e for e in reversed(tail) if e.origin >= boundary]
 
 
 class AutoCompact(ClaudeCodeStrategy):

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..conversation import tool
+from ..conversation import Message, tool
 from ..history import Entry, inserted
 from ..tokens import Counter
 from ._agent_usage import PreviousCall
@@ -208,9 +208,9 @@ class ContextManager(Strategy):
                 out.texts[key] = base.replace(read.search, read.replacement, 1)
                 earlier = stored[read.position].info.get(MENTIONS_KEY, ((), ()))[0]
                 replaced.setdefault(read.position, list(earlier)).append(path)
-        for position, paths in replaced.items():
-            group = next(g for g in out.groups if groups[g].start <= position < groups[g].end)
-            out.mentions[position] = (tuple(paths), all_mentions.get(group, tuple(paths)))
+        for position, mentioned in replaced.items():
+            group_index = next(g for g in out.groups if groups[g].start <= position < groups[g].end)
+            out.mentions[position] = (tuple(mentioned), all_mentions.get(group_index, tuple(mentioned)))
         return out
 
     @staticmethod
@@ -380,7 +380,7 @@ def _is_xml_id(call_id: str | None) -> bool:
     return bool(call_id) and call_id.startswith("xml-")  # type: ignore[union-attr]
 
 
-def _xml_calls(message) -> bool:
+def _xml_calls(message: Message) -> bool:
     """The calls were XML in the text (the Cline reader names them ``xml-…``), not ``tool_use`` blocks."""
     return bool(message.tool_calls) and all(_is_xml_id(c.id) for c in message.tool_calls)
 

@@ -26,16 +26,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from ..conversation import Message, ToolSchema
 from ..history import Entry
 from ..summarizers import SummaryCall
 from ..tokens import Counter, Tally
-from .base import CallOutcome, RunContext, Runner
+from .base import CallOutcome, Persistence, RunContext, Runner
 from .history_runner import summarize
-
-Persistence = Literal["rewrite", "flag", "project"]
 
 
 @dataclass(frozen=True)
@@ -75,7 +73,7 @@ class Strategy:
 
     #: "rewrite": compact's result replaces the stored history; "flag": it keeps excluded entries stored (Agent
     #: Framework's sticky exclusions); "project": what is sent is recomputed from the stored history every call
-    persistence: ClassVar[Persistence] = "rewrite"
+    persistence: Persistence = "rewrite"
     #: whether the framework counts the tool schemas with the messages
     count_tools: ClassVar[bool] = True
 

@@ -235,6 +235,8 @@ class ChatCompression(GeminiChat):
     # ------------------------------------------------------------------------------------------ how
     def compact(self, entries: list[Entry], target: int | None, counter: Counter) -> list[Entry] | None:
         before = self.estimate(entries)
+        notes: list[str]
+        failures: list[str]
         result, notes, failures = None, [], []
         if self.compression_due:
             result, text = self._compress(list(entries))

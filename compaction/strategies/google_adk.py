@@ -93,7 +93,7 @@ class EventsCompaction(Strategy):
     def _follow(self, entries: Sequence[Entry]) -> None:
         """Take in the originals appended since the last call, as ADK events."""
         start = len(entries)
-        while start > 0 and (entries[start - 1].origin is None or entries[start - 1].origin > self._last_origin):
+        while start > 0 and ((origin := entries[start - 1].origin) is None or origin > self._last_origin):
             start -= 1
         for entry in entries[start:]:
             if entry.origin is None:
@@ -158,6 +158,7 @@ class EventsCompaction(Strategy):
         for item in items:
             if item.summary:
                 c = item.event.compaction
+                assert c is not None  # a summary item is a compaction event
                 total += len(content_json("model", summary_parts(c.text))) if c.text or c.stored else _WEIGHTLESS_SIZE
             else:
                 total += len(content_json(item.event.role, self.parts(item.event)))
@@ -168,7 +169,9 @@ class EventsCompaction(Strategy):
         chars = 0
         for item in self.request_items(events):
             if item.summary:
-                chars += content_chars(summary_parts(item.event.compaction.text))
+                compaction = item.event.compaction
+                assert compaction is not None  # a summary item is a compaction event
+                chars += content_chars(summary_parts(compaction.text))
             else:
                 chars += content_chars(self.parts(item.event))
         return chars // 4 if chars > 0 else None
@@ -181,6 +184,7 @@ class EventsCompaction(Strategy):
                 break
             usage = self.ctx.usage.get(event.message_index) if event.message_index is not None else None
             if usage is not None and (not agent or event.author == agent):
+                assert event.message_index is not None  # it has usage
                 removed = self._removed.get(event.message_index, 0)
                 return max(usage.prompt_tokens - removed, 0), "reported"
         return self._estimate(events), "estimated"
@@ -193,7 +197,11 @@ class EventsCompaction(Strategy):
         weightless = AdkEvent(0.0, MODEL_AUTHOR, "", compaction=Compaction(min(stamps), max(stamps), "", None, None))
         removable = self._size(self.request_items(events)) - self._size(self.request_items([*events, weightless]))
         latest = latest_compaction(events)
-        previous = len(content_json("model", summary_parts(latest.compaction.text))) if latest is not None else 0
+        if latest is not None:
+            assert latest.compaction is not None  # latest_compaction finds a compaction event
+            previous = len(content_json("model", summary_parts(latest.compaction.text)))
+        else:
+            previous = 0
         return removable > previous, removable, previous
 
     # ------------------------------------------------------------------------------------------ the contract
@@ -245,19 +253,20 @@ class EventsCompaction(Strategy):
     def project(self, entries: list[Entry], call: Call) -> Sequence[Entry] | None:
         if not any(e.is_compaction for e in self.events):
             return None
-        view = list(self._instruction)
+        view: list[Entry | None] = list(self._instruction)
         items = self.request_items(self.events)
         kept_responses = {rid for item in items if not item.summary for rid in item.event.response_ids}
         answered = {rid for e in self.events if not e.is_compaction for rid in e.response_ids}
         for item in items:
             if item.summary:
+                assert item.event.compaction is not None  # a summary item is a compaction event
                 view.append(item.event.compaction.summary)
                 continue
             for entry in item.event.entries:
                 view.append(_without_lost_responses(entry, answered - kept_responses))
-        view = [e for e in view if e is not None]
-        self._removed[call.message_index] = max(call.tokens - self.count(view), 0)
-        return view
+        sent = [e for e in view if e is not None]
+        self._removed[call.message_index] = max(call.tokens - self.count(sent), 0)
+        return sent
 
     # ------------------------------------------------------------------------------------------ the passes
     def _through(self, invocation: str) -> list[AdkEvent]:
@@ -313,6 +322,7 @@ class EventsCompaction(Strategy):
         messages: list[Message] = []
         covers: list[Entry] = []
         if seed is not None:
+            assert seed.summary is not None  # a compaction of summarized events, not a weightless one
             lines += prompt_lines(MODEL_AUTHOR, summary_parts(seed.text))
             messages.append(seed.summary.message)
             covers.append(seed.summary)
@@ -341,6 +351,7 @@ class EventsCompaction(Strategy):
         event = AdkEvent(float(len(self.events) + 1), "user", "", compaction=compaction)
         following = self.events[at] if at < len(self.events) else None
         self.events.insert(at, event)
+        assert compaction.stored is not None  # _summarize's compactions are stored
         if following is None or not following.entries:
             entries.append(compaction.stored)
             return

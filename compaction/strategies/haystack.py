@@ -18,7 +18,7 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from ..conversation import COMPACTION_META_KEY, File, Image, Message, ToolResult, user
 from ..errors import CompactionError, ConfigError
@@ -204,7 +204,7 @@ def newest_result_positions(messages: Sequence[Message], steps: int) -> set[int]
     return protected
 
 
-class _MessagesOf(Sequence):
+class _MessagesOf(Sequence[Message]):
     """The messages of a list of entries, read in place (no copy of a long history to look at its end)."""
 
     __slots__ = ("_entries",)
@@ -215,7 +215,7 @@ class _MessagesOf(Sequence):
     def __len__(self) -> int:
         return len(self._entries)
 
-    def __getitem__(self, index):  # type: ignore[override]
+    def __getitem__(self, index: int) -> Message:  # type: ignore[override]  # positions only, never slices
         return self._entries[index].message
 
 
@@ -274,7 +274,7 @@ def replace_results_in_place(
             if settled == index and replacement is None:
                 settled += 1
             continue
-        new_message, saved = replacement
+        new_message, saved = cast("tuple[Message, int]", replacement)  # neither None nor NOT_NOW
         replaced[index] = entry
         entries[index] = entry.replaced(new_message, **info)
         current -= saved
@@ -449,7 +449,8 @@ class ToolResultOffload(ResultReplacer):
             drawn = self._drawn[message] = self.uuid_hex()
         prefix = f"compacted_{result.origin.name}_{drawn}"
         try:
-            references, pointer = self._write(blocks, prefix)
+            # the store holds text only (supports_binary_content is false): blocks with parts returned above
+            references, pointer = self._write(cast("list[str]", blocks), prefix)
         except Exception as error:  # noqa: BLE001 - a failed write leaves the result in place, as in Haystack
             self.report.notes.append(f"could not offload a {result.origin.name} result ({error})")
             return NOT_NOW

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -154,11 +154,12 @@ class Edit(InspectRunner):
                 edits[i] = self.edited(stored[i], "thinking", lambda m: replace(m, reasoning=()),
                                        mark="thinking-cleared")
         thinking_cleared = len(edits)
-        current = lambda i: edits.get(i, stored[i])  # noqa: E731
+        current: Callable[[int], Entry] = lambda i: edits.get(i, stored[i])  # noqa: E731
         cleared = [i for i in left.aged_uses(self.keep_tool_uses) if not current(i).message.meta.get("inspect_cleared")]
         removed: set[int] = set()
         for i in cleared:
             result = current(i).message.tool_result
+            assert result is not None and result.call_id is not None  # a use answers a known call (see append)
             if self.keep_inputs:
                 edits[i] = self.edited(current(i), "removed", lambda m: with_result_text(m, TOOL_RESULT_REMOVED,
                                                                                         inspect_cleared=True),

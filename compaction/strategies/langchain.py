@@ -141,8 +141,10 @@ def safe_cutoff(messages: Sequence[Message], cutoff: int) -> int:
     ids: set[str] = set()
     end = cutoff
     while end < len(messages) and is_tool(messages[end]):
-        if messages[end].tool_result.call_id:
-            ids.add(messages[end].tool_result.call_id)
+        tool_result = messages[end].tool_result
+        assert tool_result is not None  # is_tool
+        if tool_result.call_id:
+            ids.add(tool_result.call_id)
         end += 1
     for i in range(cutoff - 1, -1, -1):
         m = messages[i]
@@ -170,7 +172,7 @@ def _from_blocks(m: Message, blocks: Sequence[tuple[str, Any]]) -> Message:
     if m.tool_result is not None:
         parts = tuple(v for _, v in blocks)
         return replace(m, tool_result=ToolResult(m.tool_result.origin, parts, m.tool_result.error))
-    pick = lambda kind: tuple(v for k, v in blocks if k == kind)  # noqa: E731
+    pick: Callable[[str], tuple[Any, ...]] = lambda kind: tuple(v for k, v in blocks if k == kind)  # noqa: E731
     return replace(m, reasoning=pick("reasoning"), texts=pick("text"), images=pick("image"), files=pick("file"),
                    meta={**m.meta, LIST_CONTENT: True})
 
@@ -349,6 +351,7 @@ class SummarizationRunner(HistoryRunner):
         messages = [e.message for e in covered]
         if not messages:
             return NO_HISTORY, set(), {}, []
+        partial: dict[int, Message]
         if self.trim is None:
             positions, partial = list(range(len(messages))), {}
         else:
@@ -476,6 +479,7 @@ class _ResultClearing(MiddlewareMessages):
             self.tool_results += 1
             self._tool_positions.append(position)
             if self._may_clear(message):
+                assert self._assistant is not None  # _may_clear
                 self._clearable[position] = self._assistant
         if message.role == "assistant":
             self._assistant = position
@@ -485,6 +489,7 @@ class _ResultClearing(MiddlewareMessages):
         if _editing_state(message).get("cleared") or self._assistant is None:
             return False
         result = message.tool_result
+        assert result is not None  # feed asks only of tool results
         call = next((c for c in self.stored[self._assistant].message.tool_calls if c.id == result.call_id), None)
         return call is not None and (message.name or call.name) not in self.runner.exclude_tools
 
@@ -509,7 +514,9 @@ class _ResultClearing(MiddlewareMessages):
         self._refresh(position)
         if self.runner.clear_inputs:
             assistant = self._clearable[position]
-            self._inputs.setdefault(assistant, []).append(self.stored[position].message.tool_result.call_id)
+            result = self.stored[position].message.tool_result
+            assert result is not None  # a clearable position holds a tool result
+            self._inputs.setdefault(assistant, []).append(result.call_id)
             self._refresh(assistant)
 
     def _restore(self) -> None:

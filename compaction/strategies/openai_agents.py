@@ -99,6 +99,7 @@ def deduplicate(items: list[Item]) -> list[Item]:
     its output at its last place."""
     latest: dict[tuple[str, str], Item] = {}
     anchor: dict[tuple[str, str], int] = {}
+    key: tuple[str, str] | None
     for n, i in enumerate(items):
         if i.kind in ("function_call", "function_call_output") and i.call_id is not None:
             key = (i.kind, i.call_id)

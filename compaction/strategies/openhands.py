@@ -20,7 +20,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from ..conversation import Message
+from ..conversation import Message, ToolCall
 from ..history import Entry, inserted
 from ..tokens import render_haystack
 from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
@@ -42,6 +42,11 @@ def is_observation(entry: Entry) -> bool:
 
 def is_condensation_summary(entry: Entry) -> bool:
     return entry.inserted == "summary"
+
+
+def _with_calls(message: Message, calls: tuple[ToolCall, ...]) -> Message:
+    """``message`` with only ``calls`` (the ones whose results are kept)."""
+    return replace(message, tool_calls=calls)
 
 
 def pairing_note(note: str, removed: int) -> str:
@@ -89,8 +94,7 @@ class OpenHandsRunner(HistoryRunner):
                     out.append(e)
                 elif matched:
                     kind = "unmatched-calls:" + ",".join(str(c.id) for c in matched)
-                    out.append(self.edited(e, kind, lambda msg, kept=matched: replace(msg, tool_calls=kept),
-                                           mark="unmatched-calls-removed"))
+                    out.append(self.edited(e, kind, partial(_with_calls, calls=matched), mark="unmatched-calls-removed"))
                     removed += 1
                 else:
                     removed += 1
@@ -203,7 +207,7 @@ class _PairedMasking(Follower):
         else:
             self._partial.add(position)
             kind = "unmatched-calls:" + ",".join(str(c.id) for c in matched)
-            entry = self.runner.edited(entry, kind, lambda msg, kept=matched: replace(msg, tool_calls=kept),
+            entry = self.runner.edited(entry, kind, lambda msg: replace(msg, tool_calls=matched),  # called at once
                                        mark="unmatched-calls-removed")
         self.view.replace(position, entry)
 

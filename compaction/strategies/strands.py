@@ -232,7 +232,7 @@ class SlidingWindow(Strategy):
         messages = strands_messages(entries)
         if self.pin_first and not self._pin_applied:
             for m in messages[: self.pin_first]:
-                self._pinned.update(entries[p].origin for p in m.positions if entries[p].origin is not None)
+                self._pinned.update(origin for p in m.positions if (origin := entries[p].origin) is not None)
             self._pin_applied = True
         pinned = [self._is_pinned(entries, messages, i) for i in range(len(messages))]
         if self.window == 0:

@@ -13,7 +13,7 @@ is an observation, as SWE-agent feeds environment output back as user turns.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..conversation import Image, Message
@@ -213,6 +213,7 @@ class SweAgentRunner(HistoryRunner):
         return self.summary.apply(self, self.params, stored) if self.summary is not None else Decision()
 
     def project(self, stored: list[Entry], tokens: int) -> Decision:
+        assert self._elision is not None  # only a masking runner projects
         self._elision.follow(stored)
         elided = self._elision.advance()
         if not elided:
@@ -248,7 +249,7 @@ SUMMARY_PARAMS = (
 )
 
 
-def _build(with_masking: bool, with_summary: bool):
+def _build(with_masking: bool, with_summary: bool) -> Callable[[Mapping[str, Any], RunContext], Runner]:
     def build(params: Mapping[str, Any], ctx: RunContext) -> Runner:
         return SweAgentRunner(params, ctx, _masking(params) if with_masking else None,
                               _summary(params) if with_summary else None)

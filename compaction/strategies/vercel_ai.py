@@ -40,7 +40,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from ..conversation import Message, ToolCall
 from ..errors import ConfigError
@@ -102,7 +102,10 @@ def parse_tool_calls(value: Any) -> tuple[ToolRule, ...]:
         try:
             value = json.loads(text)
         except ValueError as exc:
-            raise ConfigError(f"tool_calls: the list form must be JSON ({exc.msg} at character {exc.pos})") from None
+            # json.loads raises JSONDecodeError for text that is not JSON
+            decode_error = cast(json.JSONDecodeError, exc)
+            raise ConfigError(f"tool_calls: the list form must be JSON ({decode_error.msg} at character "
+                              f"{decode_error.pos})") from None
     if not isinstance(value, (list, tuple)):
         raise ConfigError(f"tool_calls: expected an option string or a list of rules, got {value!r}")
     rules = []
@@ -292,7 +295,7 @@ def _id(call: ToolCall) -> dict[str, str]:
 
 def to_json(messages: Sequence[ModelMessage], entries: Sequence[Entry]) -> list[dict[str, Any]]:
     """``messages`` as the JSON ``ModelMessage`` objects the package takes."""
-    out = []
+    out: list[dict[str, Any]] = []
     for m in messages:
         if not m.has_parts:
             out.append({"role": m.role, "content": m.text})
