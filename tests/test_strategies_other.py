@@ -798,3 +798,22 @@ def test_registration_metadata():
         for p in info.params:
             assert p.help and p.coerce(p.default) == p.default or p.type == "str_list"
         assert info.policy == "none"
+
+
+def test_langchain_clearing_inputs_of_calls_the_log_gave_no_id():
+    """Logs without call ids (text formats, some SDK traces) pair each result with its call by position: clearing the
+    inputs of such calls empties their arguments instead of failing on the missing id."""
+    from compaction.conversation import Source
+
+    messages: list[Message] = [user("go")]
+    for i in range(6):
+        call = ToolCall(None, "read", {"path": f"f{i}.py"})
+        messages += [assistant(None, [call]), tool(call, "x " * 3000)]
+    messages.append(assistant("done"))
+    conv = Conversation(tuple(messages), (), Source("synthetic"))
+    rep = compaction.replay(conv, "langchain.context_editing", context_window=8000,
+                            params={"clear_tool_inputs": True, "trigger": 4000})
+    last = rep.context_at(len(rep.steps) - 1)
+    emptied = [i for i in last if i.message.tool_calls and i.message.tool_calls[0].arguments == {}]
+    assert rep.summary()["compactions"] > 0 and emptied, "no call had its inputs cleared"
+    assert any(i.message.tool_calls and i.message.tool_calls[0].arguments for i in last), "the kept calls keep theirs"

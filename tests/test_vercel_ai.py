@@ -241,6 +241,7 @@ def test_tool_calls_strings_are_rules(value, rules):
     ("before-last-two-messages", "before-last-N-messages"),
     ("before-last--1-messages", "before-last-N-messages"),
     ("[{\"type\": \"all\"", "must be JSON"),
+    ("[" + "9" * 5000 + "]", "could not be read"),
     ('[{"tools": ["x"]}]', "tool_calls[0]"),
     ('[{"type": "all", "tools": "x"}]', "tool_calls[0].tools"),
     ('[{"type": "all", "tool": ["x"]}]', "unknown key"),

@@ -530,7 +530,9 @@ class _ResultClearing(MiddlewareMessages):
         entry, runner = self.stored[position], self.runner
         ids = self._inputs.get(position)
         if ids:
-            entry = runner.edited(entry, "inputs:" + ",".join(sorted(ids)),
+            # a call the log gave no id (None) is keyed as "\0": no real id is that, and None does not sort or join
+            key = ",".join(sorted("\0" if i is None else i for i in ids))
+            entry = runner.edited(entry, "inputs:" + key,
                                   lambda m, ids=tuple(ids): _clear_inputs(m, ids), mark="inputs-cleared")
         elif position in self._cleared:
             entry = runner.edited(entry, "cleared", runner.cleared, mark="placeholder")

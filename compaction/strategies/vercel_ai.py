@@ -40,7 +40,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from typing import Any
 
 from ..conversation import Message, ToolCall
 from ..errors import ConfigError
@@ -101,11 +101,10 @@ def parse_tool_calls(value: Any) -> tuple[ToolRule, ...]:
             return (ToolRule(_rule_type(text, "tool_calls")),)
         try:
             value = json.loads(text)
-        except ValueError as exc:
-            # json.loads raises JSONDecodeError for text that is not JSON
-            decode_error = cast(json.JSONDecodeError, exc)
-            raise ConfigError(f"tool_calls: the list form must be JSON ({decode_error.msg} at character "
-                              f"{decode_error.pos})") from None
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"tool_calls: the list form must be JSON ({exc.msg} at character {exc.pos})") from None
+        except ValueError as exc:  # JSON that Python refuses to read, e.g. an integer of more than 4,300 digits
+            raise ConfigError(f"tool_calls: the list form could not be read ({exc})") from None
     if not isinstance(value, (list, tuple)):
         raise ConfigError(f"tool_calls: expected an option string or a list of rules, got {value!r}")
     rules = []
