@@ -29,8 +29,6 @@ NOT_YET_CLEAN = (
     # checked against the frameworks when they are installed: their lazy re-exports (haystack.tracing, haystack.tools)
     # and LangChain's AgentState are not what these drivers pass; clean where they are not installed
     "compaction/interop/",
-    # ClearToolUsesEdit: a call id that is None would reach ",".join(sorted(ids)) (see _LangChainEdits._refresh)
-    "compaction/strategies/langchain.py",
 )
 
 _ERROR = re.compile(r"^(?P<path>[^:\s]+\.py):\d+: error: ", re.M)

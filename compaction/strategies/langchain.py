@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from ..conversation import Message, ToolResult
@@ -533,7 +534,7 @@ class _ResultClearing(MiddlewareMessages):
             # a call the log gave no id (None) is keyed as "\0": no real id is that, and None does not sort or join
             key = ",".join(sorted("\0" if i is None else i for i in ids))
             entry = runner.edited(entry, "inputs:" + key,
-                                  lambda m, ids=tuple(ids): _clear_inputs(m, ids), mark="inputs-cleared")
+                                  partial(_clear_inputs, ids=tuple(ids)), mark="inputs-cleared")
         elif position in self._cleared:
             entry = runner.edited(entry, "cleared", runner.cleared, mark="placeholder")
         self.sent.replace(position, entry)
@@ -547,7 +548,7 @@ def _editing_state(message: Message) -> dict[str, Any]:
     return dict(state) if isinstance(state, Mapping) else {}
 
 
-def _clear_inputs(message: Message, ids: Sequence[str]) -> Message:
+def _clear_inputs(message: Message, ids: Sequence[str | None]) -> Message:
     state = _editing_state(message)
     state["cleared_tool_inputs"] = sorted(set(state.get("cleared_tool_inputs", ())) | set(ids))
     return with_cleared_inputs(message, ids, context_editing=state)
