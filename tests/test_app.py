@@ -19,7 +19,18 @@ from streamlit.testing.v1 import AppTest
 import compaction
 from compaction.conversation import Conversation, ToolCall, assistant, system, tool, user
 from compaction.setups import Setup, decode_from_url, encode_for_url, setups_to_json
-from compaction.ui import context_view, inspect_setup, settings, setups, share, source, state, step_panel, tour
+from compaction.ui import (
+    context_view,
+    inspect_setup,
+    navigation,
+    settings,
+    setups,
+    share,
+    source,
+    state,
+    step_panel,
+    tour,
+)
 
 APP = str(ROOT / "app.py")
 TIMEOUT = 60
@@ -81,6 +92,18 @@ def subheaders(at: AppTest) -> list[str]:
     return texts(at.subheader)
 
 
+def tokens_chart_drawn(at: AppTest) -> bool:
+    """Whether the tuning view's tokens chart is on the page."""
+    return any(str(c.proto.id).endswith(step_panel.CHART_KEY)
+               for kind in ("arrow_vega_lite_chart", "vega_lite_chart") for c in at.get(kind))
+
+
+def open_tab(at: AppTest, name: str) -> AppTest:
+    """Open a detail tab as a click would (only the open tab's content runs)."""
+    at.session_state[navigation.TAB_KEY] = navigation.TABS[name]
+    return at.run()
+
+
 def context_header(at: AppTest) -> str:
     return next(h for h in subheaders(at) if h.startswith("What each setup sends"))
 
@@ -107,7 +130,10 @@ def test_opens_on_the_bundled_default_sample():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     assert_clean(at)
     assert at.selectbox(key=source.SAMPLE_KEY).value.name == source.DEFAULT_SAMPLE
-    assert {"What was read", "Results", "Tokens per LLM call", "Summary per setup"} <= set(subheaders(at))
+    assert tokens_chart_drawn(at) and context_header(at)
+    assert any("bundled sample" in c for c in texts(at.sidebar.caption))  # what was read, under the log picker
+    open_tab(at, "summary")
+    assert "Share and export" in subheaders(at) and at.dataframe  # the summary table and the share panel
 
 
 def test_every_bundled_sample_replays_cleanly():
@@ -117,7 +143,7 @@ def test_every_bundled_sample_replays_cleanly():
     for sample in at.selectbox(key=source.SAMPLE_KEY).options:
         at.selectbox(key=source.SAMPLE_KEY).set_value(SAMPLES / sample).run()
         assert_clean(at)
-        assert "Tokens per LLM call" in subheaders(at), sample
+        assert tokens_chart_drawn(at), sample
 
 
 def test_lists_every_json_and_jsonl_sample_default_first(samples: Path):
@@ -160,10 +186,10 @@ def test_invalid_policy_shows_haystacks_reason_not_an_exception(app: AppTest):
     assert len(app.error) == 2  # once in the sidebar, once above the results; not once more per setup
     assert "0 < compact_to < compact_at <= 1" in errors
     assert "attempted again every step" in errors
-    assert "Tokens per LLM call" not in subheaders(app)
+    assert not tokens_chart_drawn(app)
     app.slider(key=settings.TO_KEY).set_value(0.3).run()
     assert_clean(app)
-    assert "Tokens per LLM call" in subheaders(app)
+    assert tokens_chart_drawn(app)
 
 
 def test_a_counter_fallback_notice_is_shown(app: AppTest, monkeypatch: pytest.MonkeyPatch):
@@ -177,7 +203,7 @@ def test_a_counter_fallback_notice_is_shown(app: AppTest, monkeypatch: pytest.Mo
         app.selectbox(key=settings.COUNTER_KEY).set_value("tiktoken:cl100k_base").run()
         assert not app.exception
         assert any("is unavailable" in w and "approximate counter" in w for w in texts(app.warning))
-        assert "Tokens per LLM call" in subheaders(app)
+        assert tokens_chart_drawn(app)
     finally:
         cache.counter.clear()
 
@@ -195,7 +221,7 @@ def test_every_counter_replays_and_custom_chars_per_token_has_its_own_input(app:
     for spec in settings.COUNTER_OPTIONS:
         app.selectbox(key=settings.COUNTER_KEY).set_value(spec).run()
         assert_clean(app)
-        assert "Tokens per LLM call" in subheaders(app), spec
+        assert tokens_chart_drawn(app), spec
     app.selectbox(key=settings.COUNTER_KEY).set_value("approx:custom").run()
     assert app.number_input(key=settings.CHARS_KEY).value == pytest.approx(settings.DEFAULT_CHARS_PER_TOKEN)
     peak_at_default = [m.value for m in app.metric if m.label == "Peak context"]
@@ -271,7 +297,7 @@ def test_an_invalid_parameter_is_a_readable_error_for_that_setup_only(app: AppTe
     assert not app.exception
     errors = texts(app.error)
     assert len(errors) == 1 and "Setup B" in errors[0] and "TokensExceed" in errors[0]
-    assert "Tokens per LLM call" in subheaders(app)  # setup A still replays
+    assert tokens_chart_drawn(app)  # setup A still replays
     assert [m for m in app.metric if m.label == "Tokens saved"]
 
 
@@ -408,7 +434,7 @@ def test_a_log_with_several_conversations_offers_a_choice(app: AppTest):
     choice.set_value(choice.options[1]).run()
     assert_clean(app)
     assert any("of 20" in c for c in texts(app.caption))
-    assert "Tokens per LLM call" in subheaders(app)
+    assert tokens_chart_drawn(app)
 
 
 # ------------------------------------------------------------------------------------------------------ setups
@@ -477,7 +503,7 @@ def test_a_setup_can_have_its_own_policy_and_counter(app: AppTest):
     errors = texts(app.error)
     assert len(errors) == 2  # under the setup's own policy in the sidebar, and once above the results
     assert "Setup A" in errors[0] and "threshold policy is invalid" in errors[0]
-    assert "Tokens per LLM call" in subheaders(app)
+    assert tokens_chart_drawn(app)
 
 
 def _add_setup_script() -> None:
@@ -558,6 +584,7 @@ def test_a_damaged_link_is_a_readable_warning(samples: Path):
 
 # ------------------------------------------------------------------------------------------ import and export
 def test_importing_setups_replaces_them_and_a_bad_file_is_a_readable_error(app: AppTest):
+    open_tab(app, "summary")
     uploader = app.file_uploader(key=share.IMPORT_FILE_KEY)
     uploader.set_value(("mine.json", b'{"setups": [{"strategy": "no.such"}]}', "application/json")).run()
     app.button(key=share.IMPORT_BUTTON_KEY).click().run()
@@ -577,10 +604,13 @@ def test_importing_setups_replaces_them_and_a_bad_file_is_a_readable_error(app: 
 
 
 def test_the_production_panel_shows_the_code_of_the_setup_in_focus(app: AppTest):
+    open_tab(app, "summary")
     code = " ".join(texts(app.code))
     assert "CompactionHook" in code and "ToolResultPruningCompactor" in code
+    open_tab(app, "inside")
     app.selectbox(key=inspect_setup.FOCUS_WIDGET_KEY).set_value("B").run()
     assert_clean(app)
+    open_tab(app, "summary")
     assert "ToolResultCompactionStrategy" in " ".join(texts(app.code))
 
 
@@ -612,6 +642,7 @@ def test_several_uploaded_files_offer_a_choice(app: AppTest):
 
 def test_metrics_table_has_information_loss_columns(app: AppTest):
     compact_hard(app)
+    open_tab(app, "summary")
     table = app.dataframe[0].value
     assert list(table["Setup"]) == ["—", "A", "B"]
     assert {"Information loss score", "First user request survives", "Counter", "Context window"} <= set(table.columns)

@@ -117,9 +117,9 @@ def click_point(page, point) -> None:
 
 
 def trigger_caption(page) -> str:
-    """The shared policy's "Trigger at … tokens" caption in the sidebar."""
-    return page.locator("[data-testid='stSidebar'] [data-testid='stCaptionContainer']").filter(
-        has_text=re.compile(r"^Trigger at")).first.inner_text()
+    """The shared policy's "… Trigger at … tokens" caption under the thresholds of the tuning view."""
+    return page.locator("[data-testid='stMain'] [data-testid='stCaptionContainer']").filter(
+        has_text=re.compile(r"Trigger at [\d,]+ tokens")).first.inner_text()
 
 
 def assert_no_error(page, when: str) -> None:
