@@ -7,7 +7,8 @@ from the input's value. Playwright drives Debian's chromium. In the page, a Muta
 last changed and when the app last became idle; a figure is the later of the two minus the key press (all three
 ``performance.now()`` in the page), once nothing has changed for a while.
 
-Figures, each a median over ``--changes`` presses (every press a value not seen before, so the replays run):
+Figures, each a median over ``--changes`` presses (every press a value not seen before, so the replays run) after
+:data:`WARMUP` untimed ones:
 
 - the minimal page: Enter in its number input after typing a new value;
 - the app with 2 setups: the same on the context window, and a key press on the compact_at slider;
@@ -47,6 +48,8 @@ RUNNING = f"{APP}[data-test-script-state='running']"
 #: nothing in the page may change for this long before a measure is read
 QUIET_MS = 600
 VIEWPORT = {"width": 1366, "height": 768}
+#: untimed presses after a page opens (the browser's first redraws compile Vega's and React's code paths)
+WARMUP = 3
 #: ratio targets against the minimal page
 TARGET_2 = 1.5
 TARGET_4 = 2.0
@@ -72,6 +75,19 @@ _WATCH = """
   }).observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
 }
 """.replace("CHART", CHART).replace("APP", APP)
+
+#: installed before any page script: a chart drawn on a canvas changes no DOM node, so every draw into a canvas of the
+#: first chart on the page (Vega clears it before each redraw) counts as a change of that chart
+_CANVAS_WATCH = """
+(() => {
+  const clear = CanvasRenderingContext2D.prototype.clearRect;
+  CanvasRenderingContext2D.prototype.clearRect = function (...args) {
+    const chart = document.querySelector("CHART");
+    if (chart && chart.contains(this.canvas)) { window.__chartAt = performance.now(); window.__changedAt = window.__chartAt; }
+    return clear.apply(this, args);
+  };
+})();
+""".replace("CHART", CHART)
 
 #: the minimal page: a number input and one altair chart of ``POINTS`` points that follow it
 MINIMAL_PAGE = """
@@ -131,6 +147,12 @@ def _quiet(page) -> None:
     page.wait_for_selector(IDLE, timeout=STARTUP_SECONDS * 1000)
 
 
+def _new_page(browser):
+    page = browser.new_page(viewport=VIEWPORT)
+    page.add_init_script(_CANVAS_WATCH)
+    return page
+
+
 def _open(page, url: str) -> None:
     page.goto(url, timeout=STARTUP_SECONDS * 1000)
     page.wait_for_selector(f"{CHART} svg, {CHART} canvas", timeout=STARTUP_SECONDS * 1000)
@@ -186,10 +208,12 @@ def _switch(page, title: str) -> Callable[[], None]:
     return act
 
 
-def _chart_points(page) -> int:
-    """How many points the first chart draws (the app's tokens chart: one per LLM call and series)."""
-    return int(page.evaluate(
-        f"() => document.querySelector(\"{CHART}\").querySelectorAll('g.mark-symbol path').length"))
+def _chart_points(log: Path) -> int:
+    """How many points the app's tokens chart draws on ``log``: one per LLM call and series (the uncompacted log and
+    two setups)."""
+    import compaction
+
+    return 3 * len(compaction.load(log).llm_call_indices)
 
 
 def _windows(start: int, count: int) -> list[int]:
@@ -200,16 +224,18 @@ def run(log: Path, changes: int = 5) -> list[Figure]:
     """Measure the app on ``log`` against the minimal page, ``changes`` presses per figure."""
     from playwright.sync_api import sync_playwright
 
+    points = _chart_points(log)
     with tempfile.TemporaryDirectory() as folder, sync_playwright() as p:
         (Path(folder) / log.name).symlink_to(log.resolve())
         env = {**os.environ, "COMPACTION_LAB_SAMPLES": folder, "COMPACTION_LAB_LOCAL_SESSIONS": "0"}
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             with streamlit_app(env) as url:
-                page = browser.new_page(viewport=VIEWPORT)
+                page = _new_page(browser)
                 _open(page, url)
-                points = _chart_points(page)
                 window = int(page.get_by_role("spinbutton", name="Context window (tokens)").first.input_value())
+                for w in _windows(window - 1_000 * (WARMUP + 1), WARMUP):
+                    _measure(page, _type_number(page, "Context window (tokens)", w))
                 # compact_at 0.69, 0.70, 0.69…: each a first replay, since the window moved in between
                 keys = ("ArrowLeft", "ArrowRight") * changes
                 two_window = [_measure(page, _type_number(page, "Context window (tokens)", w))
@@ -227,8 +253,10 @@ def run(log: Path, changes: int = 5) -> list[Figure]:
                 four_slider = [_measure(page, _slider_key(page, k)) for k in keys[:changes]]
                 page.close()
             with minimal_page(points) as minimal_url:
-                page = browser.new_page(viewport=VIEWPORT)
+                page = _new_page(browser)
                 _open(page, minimal_url)
+                for w in _windows(100_000, WARMUP):
+                    _measure(page, _type_number(page, "Value", w))
                 minimal = [_measure(page, _type_number(page, "Value", w)) for w in _windows(200_000, changes)]
                 page.close()
         finally:

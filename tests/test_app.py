@@ -383,11 +383,33 @@ def test_jump_buttons_move_between_triggers(app: AppTest):
 def test_all_messages_filter_shows_the_whole_context(app: AppTest):
     compact_hard(app)
     control = app.button_group(key=context_view.FILTER_KEY)
-    changed_rows = len(app.expander)
     control.set_value(context_view.ALL).run()
     assert_clean(app)
-    assert any(o.startswith(context_view.ALL) for o in control.options)
-    assert len(app.expander) >= changed_rows
+    counts = {o.split(" (")[0]: int(o.split("(")[1].rstrip(")").replace(",", "")) for o in control.options}
+    assert counts[context_view.ALL] >= counts[context_view.CHANGED] > 0
+    rows = [m.value for m in app.markdown if m.value.startswith("**#")]
+    assert 0 < len(rows) <= context_view.PAGE_SIZE  # one page (rows of inserted messages read "new")
+
+
+def test_the_contexts_filter_by_tool_and_fate(app: AppTest):
+    compact_hard(app)
+    last = len(coding_log().llm_call_indices) - 1
+    app.session_state[step_panel.CHART_KEY] = {"selection": {"pick": [{"step": last}]}}
+    app.run()
+    app.button_group(key=context_view.FILTER_KEY).set_value(context_view.ALL).run()
+    tools = app.multiselect(key=context_view.TOOL_FILTER_KEY)
+    assert set(tools.options) == {"read_file", "run_tests"}
+    tools.set_value(["run_tests"]).run()
+    assert_clean(app)
+    shown = [m.value for m in app.markdown if m.value.startswith("**#")]
+    assert shown == ["**#30**", "**#31**"]  # the run_tests call and its result
+    tools.set_value([]).run()
+    app.multiselect(key=context_view.FATE_FILTER_KEY).set_value(["collapsed"]).run()
+    assert_clean(app)
+    rows = [m.value for m in app.markdown if m.value.startswith("**#")]
+    assert rows and all("collapsed" in " ".join(texts(app.markdown)) for _ in rows)
+    app.multiselect(key=context_view.FATE_FILTER_KEY).set_value(["inserted"]).run()
+    assert context_view.filter_rows([], ["x"], []) == []
 
 
 def test_picked_step_reads_every_selection_shape():
@@ -619,6 +641,9 @@ def test_the_diff_view_shows_a_text_diff_between_two_setups(app: AppTest):
     last = len(coding_log().llm_call_indices) - 1
     app.session_state[step_panel.CHART_KEY] = {"selection": {"pick": [{"step": last}]}}
     app.run()
+    assert_clean(app)
+    assert not [c for c in app.code if c.language == "diff"]  # the diff waits for its toggle
+    app.toggle(key=context_view.DIFF_TOGGLE_KEY).set_value(True).run()
     assert_clean(app)
     assert any("rows differ" in c for c in texts(app.caption))
     diffs = [c for c in app.code if c.language == "diff"]
