@@ -7,6 +7,7 @@ real default sample.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import textwrap
@@ -30,6 +31,7 @@ from compaction.ui import (
     state,
     step_panel,
     tour,
+    url_state,
 )
 
 APP = str(ROOT / "app.py")
@@ -592,6 +594,54 @@ def test_the_url_carries_the_view_and_restores_it(app: AppTest):
     assert fresh.selectbox(key=setups.strategy_key("B")).value == "haystack.sliding_window"
     assert fresh.number_input(key=settings.WINDOW_KEY).value == 20_000
     assert context_header(fresh) == "What each setup sends at step 9"
+
+
+def param(at: AppTest, name: str) -> str | None:
+    value = dict(at.query_params).get(name)
+    return value[0] if isinstance(value, list) else value
+
+
+def test_a_link_made_on_an_upload_names_the_file_instead_of_showing_the_sample(app: AppTest):
+    data = json.dumps(compaction.convert(Conversation(messages=tuple(coding_log().messages[:20])), "openai")).encode()
+    app.file_uploader(key=source.UPLOAD_KEY).set_value(("my run.json", data, "application/json")).run()
+    assert_clean(app)
+    token = param(app, url_state.UPLOAD_PARAM)
+    digest = hashlib.sha256(data).hexdigest()
+    assert token == f"{len(data)}:{digest[:16]}:my run.json" and param(app, "log") is None
+    fresh = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    fresh.query_params.update({url_state.UPLOAD_PARAM: token, "setups": param(app, "setups")})
+    fresh.run()
+    assert_clean(fresh)
+    asked = " ".join(texts(fresh.info)).replace("\\", "")
+    assert "upload my run.json" in asked and f"{len(data):,} bytes" in asked and digest[:16] in asked
+    assert not tokens_chart_drawn(fresh)  # not the sample in its place
+    assert param(fresh, url_state.UPLOAD_PARAM) == token  # a reload still asks for the file
+    other = data.replace(b"careful", b"careless")
+    fresh.file_uploader(key=source.UPLOAD_KEY).set_value(("my run.json", other, "application/json")).run()
+    assert not fresh.exception and tokens_chart_drawn(fresh)
+    assert any("not the file the link was made on" in w for w in texts(fresh.warning))
+    again = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    again.query_params.update({url_state.UPLOAD_PARAM: token})
+    again.run()
+    again.button(key=url_state.SHOW_SAMPLE_KEY).click().run()
+    assert_clean(again)
+    assert tokens_chart_drawn(again) and param(again, url_state.UPLOAD_PARAM) is None
+    assert url_state.read_upload_token("12:zz:x") is None and url_state.read_upload_token("nonsense") is None
+
+
+def test_a_lesson_and_an_import_can_be_undone(app: AppTest):
+    app.number_input(key=settings.WINDOW_KEY).set_value(30_000).run()
+    app.selectbox(key=setups.strategy_key("B")).set_value("haystack.sliding_window").run()
+    good = setups_to_json([Setup("haystack.sliding_window", {}, context_window=20_000, label="Window")])
+    app.file_uploader(key=share.IMPORT_FILE_KEY).set_value(("good.json", good.encode(), "application/json")).run()
+    app.button(key=share.IMPORT_BUTTON_KEY).click().run()
+    assert labels_shown(app) == ["Window"]
+    assert any("replaced by the setups imported from" in m for m in texts(app.markdown))
+    app.button(key=state.UNDO_BUTTON_KEY).click().run()
+    assert_clean(app)
+    assert labels_shown(app) == ["A", "B"] and app.number_input(key=settings.WINDOW_KEY).value == 30_000
+    assert app.selectbox(key=setups.strategy_key("B")).value == "haystack.sliding_window"
+    assert state.UNDO_KEY not in app.session_state
 
 
 def test_a_damaged_link_is_a_readable_warning(samples: Path):
