@@ -342,7 +342,9 @@ def show_log_window(window: LogWindow | None, log_key: str, caption: bool = True
         if caption:
             st.caption(note[0].upper() + note[1:] + ".")
     elif window.offered:
-        st.info(f"This log's window is **{int(resolved.value):,}** — {escape_markdown(resolved.note)}. Your window "
-                "is kept.", icon=":material/info:")
-        st.button("Use the log's window", key=USE_LOG_WINDOW_KEY, on_click=_apply_log_window,
-                  args=(log_key, resolved), help="Replace the shared context window with the log's.")
+        with st.container(horizontal=True, vertical_alignment="center", gap="small", wrap=False):
+            st.caption(f":blue[:material/info:] This log's window is **{int(resolved.value):,}** — "
+                       f"{escape_markdown(resolved.note)}. Your window is kept.", width="stretch")
+            st.button("Use the log's window", key=USE_LOG_WINDOW_KEY, on_click=_apply_log_window,
+                      args=(log_key, resolved), help="Replace the shared context window with the log's.",
+                      type="tertiary")

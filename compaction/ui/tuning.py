@@ -18,7 +18,7 @@ from .state import show_undo
 
 #: the page's own style (fixed CSS, no log text): less empty space above the title, so the tuning view fits one screen
 PAGE_STYLE = """<style>
-[data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-bottom: 3rem; }
+[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 3rem; }
 [data-testid="stSidebarUserContent"] { padding-top: 1rem; }
 </style>"""
 TAGLINE = "Replay an agent log LLM call by LLM call under any compaction setup, as each framework would."
