@@ -140,6 +140,13 @@ def test_hostile_log_text_renders_inert(page, app_url: str):
         click_point(page, points[max(points)])
         page.locator("[data-testid='stButtonGroup'] button").filter(has_text="All messages").first.click()
         _settle(page)
+        # only the tool whose name carries an image tag (its 1 MB result among them): the filter lists the name inert
+        tools = page.locator("[data-testid='stMultiSelect']").filter(has_text="Tools").first
+        tools.locator("input").first.click()
+        tools.locator("input").first.fill("onerror")
+        page.keyboard.press("Enter")
+        page.keyboard.press("Escape")
+        _settle(page)
         for summary in page.locator("[data-testid='stExpander'] summary").filter(
                 has_text=re.compile("Original|Full message")).all()[:8]:
             summary.scroll_into_view_if_needed()
