@@ -28,13 +28,14 @@ from compaction.ui import (
     share,
     source,
     state,
+    step_panel,
     sweep_view,
     tour,
+    tuning,
     url_state,
 )
 from compaction.ui.cache import tokens_chart_spec
 from compaction.ui.guard import section, show_error
-from compaction.ui.step_panel import series_colors, step_panel
 
 ROOT = Path(__file__).resolve().parent
 SAMPLES_DIR = Path(os.environ.get("COMPACTION_LAB_SAMPLES") or ROOT / "sample_conversations")
@@ -58,57 +59,61 @@ class Inputs:
     setups: list[setups.SetupSpec] = field(default_factory=list)
 
 
-def sidebar() -> Inputs:
-    """Every input of the page, from the sidebar (a failing part leaves its defaults and shows why)."""
-    inputs = Inputs()
+def choose_log(inputs: Inputs) -> None:
+    """The sidebar's log picker and what was read from the log (a failing part leaves the defaults and shows why)."""
+    with st.sidebar, section("Choosing the log"):
+        inputs.choice = source.choose_log(SAMPLES_DIR)
+        if inputs.choice is not None:
+            try:
+                inputs.conversations = source.read_log(inputs.choice)
+            except ValueError as exc:  # LoadError, or a forced format that does not fit
+                inputs.load_error = exc
+            if inputs.conversations:
+                inputs.conversation = source.choose_conversation(inputs.conversations)
+                st.subheader("What was read", anchor=False)
+                source.show_log_facts(inputs.choice, inputs.conversation, len(inputs.conversations))
+
+
+def choose_settings(inputs: Inputs) -> None:
+    """The tuning view's thresholds and strategy pickers (main area), then the counter and every setup's name and
+    parameters (sidebar)."""
+    log_key = f"{inputs.choice.key}:{inputs.conversation.id}" if inputs.conversation is not None else ""
+    chosen: dict[str, str] = {}
+    with section("Threshold policy"):
+        inputs.policy = tuning.show_thresholds(inputs.conversation, log_key)
+    with section("Strategies"):
+        chosen = setups.choose_strategies()
     with st.sidebar:
-        with section("Choosing the log"):
-            inputs.choice = source.choose_log(SAMPLES_DIR)
-            if inputs.choice is not None:
-                try:
-                    inputs.conversations = source.read_log(inputs.choice)
-                except ValueError as exc:  # LoadError, or a forced format that does not fit
-                    inputs.load_error = exc
-                if inputs.conversations:
-                    inputs.conversation = source.choose_conversation(inputs.conversations)
         with section("Token counter"):
             inputs.counter_spec = settings.choose_counter()
-        with section("Threshold policy"):
-            log_key = f"{inputs.choice.key}:{inputs.conversation.id}" if inputs.conversation is not None else ""
-            log_window = settings.follow_log_window(inputs.conversation, log_key) if log_key else None
-            inputs.policy = settings.choose_policy()
-            settings.show_log_window(log_window, log_key)
         with section("Setups"):
-            inputs.setups = setups.choose_setups(inputs.policy, inputs.counter_spec)
-    return inputs
+            inputs.setups = setups.choose_setups(inputs.policy, inputs.counter_spec, chosen)
+        with section("Setups as a file"):
+            share.show_setups_file(inputs.setups)
 
 
 def main() -> None:
-    st.title("Compaction Lab")
-    st.markdown(
-        "Replay a real agent log **LLM call by LLM call** under any number of context-compaction setups, exactly "
-        "as each framework's hook would run, and see what each one sends: tokens per call, and which messages get "
-        "pruned, collapsed or dropped."
-    )
+    tuning.compact_page()
     samples = source.bundled_samples(SAMPLES_DIR)
     url_state.restore(samples)
+    inputs = Inputs()
+    choose_log(inputs)
+    with section("Header"):
+        tuning.show_header(samples, inputs.choice is not None and inputs.choice.origin == "upload")
     url_state.show_messages()
-    with section("Guided tour"):
-        tour.show_tour(samples)
-    inputs = sidebar()
+    choose_settings(inputs)
     publish(inputs)
     choice, conversation, policy = inputs.choice, inputs.conversation, inputs.policy
     if choice is None:
         st.info("Upload an agent log in the sidebar to start.", icon=":material/upload_file:")
+        return
+    if not url_state.show_expected_upload(choice):
         return
     if inputs.load_error is not None:
         show_error("Could not read this log", inputs.load_error)
         return
     if conversation is None:
         return
-    with section("What was read"):
-        st.subheader("What was read", anchor="read")
-        source.show_log_facts(choice, conversation, len(inputs.conversations))
     if not conversation.llm_call_indices:
         st.warning("This log has no assistant messages, so there is no LLM call to replay.", icon=":material/warning:")
         return
@@ -123,48 +128,61 @@ def main() -> None:
     if not runs:
         st.info("Fix the settings in the sidebar to see the replay.", icon=":material/tune:")
         return
-    with section("Results"):
-        st.subheader("Results", anchor="results")
-        results.show_metric_cards(outcomes, policy.context_window)
     colors = {r.setup.label: r.setup.color for r in outcomes}
     runs_key = results.runs_key(outcomes)
-    explore, cost_tab, sweep_tab, fleet_tab = navigation.analysis_tabs()
-    if explore.open:
-        with explore:
-            step_panel(runs, colors, None, runs_key, outcomes)
-            with section("Summary"):
-                st.subheader("Summary per setup", anchor="summary")
-                results.show_summary_table(outcomes)
-            with section("Share and export"):
-                chart = tokens_chart_spec(runs_key, tuple(series_colors(runs, colors).items()), None, runs)
-                share.show_share(outcomes, chart, choice.origin != "sample")
-    replayed = [r for r in outcomes if r.replay is not None]
-    if cost_tab.open:
-        with cost_tab, section("Cost"):
-            costs.show_costs(conversation, runs, colors)
-    if sweep_tab.open:
-        with sweep_tab, section("Sweep"):
-            by_label = {r.setup.label: r.setup.setup() for r in replayed}
-            label = st.selectbox("Setup to sweep", list(by_label), key="sweep.setup",
-                                 help="The sweep varies one or two parameters of this setup over a grid.")
-            sweep_view.show_sweep(conversation, by_label[label], on_load=load_into_explorer)
-    if fleet_tab.open:
-        with fleet_tab, section("Fleet"):
-            fleet_view.show_fleet([(r.setup.label, r.setup.setup()) for r in replayed], colors=colors)
+
+    def details(step: int) -> None:
+        """Under the chart: the cards, the lesson, and the open tab (only that one runs)."""
+        with section("Results"):
+            st.subheader("Results", anchor="results")
+            results.show_metric_cards(outcomes, policy.context_window)
+        with section("Lesson"):
+            tour.show_lesson()
+        explore, inside, summary, cost_tab, sweep_tab, fleet_tab = navigation.analysis_tabs()
+        if explore.open:
+            with explore:
+                step_panel.show_step_context(runs, colors, step, runs_key)
+        if inside.open:
+            with inside:
+                step_panel.show_step_inside(outcomes, step)
+        if summary.open:
+            with summary:
+                with section("Summary"):
+                    results.show_summary_table(outcomes)
+                with section("Share and export"):
+                    chart = tokens_chart_spec(runs_key, tuple(step_panel.series_colors(runs, colors).items()), None,
+                                              runs, step_panel.TUNING_CHART_HEIGHT)
+                    share.show_share(outcomes, chart, choice.origin != "sample")
+        replayed = [r for r in outcomes if r.replay is not None]
+        if cost_tab.open:
+            with cost_tab, section("Cost"):
+                costs.show_costs(conversation, runs, colors)
+        if sweep_tab.open:
+            with sweep_tab, section("Sweep"):
+                by_label = {r.setup.label: r.setup.setup() for r in replayed}
+                label = st.selectbox("Setup to sweep", list(by_label), key="sweep.setup",
+                                     help="The sweep varies one or two parameters of this setup over a grid.")
+                sweep_view.show_sweep(conversation, by_label[label], on_load=load_into_explorer)
+        if fleet_tab.open:
+            with fleet_tab, section("Fleet"):
+                fleet_view.show_fleet([(r.setup.label, r.setup.setup()) for r in replayed], colors=colors)
+
+    step_panel.explorer(runs, colors, runs_key, details, state.page_signature())
 
 
 def load_into_explorer(setup: Setup) -> None:
-    """A sweep cell (or the best setting) becomes a new setup of the explorer, which opens."""
+    """A sweep cell (or the best setting) becomes a new setup of the explorer, which opens (one click undoes it)."""
+    state.remember("adding the sweep's setting as a new setup")
     state.add_setup(setup)
     navigation.go_to("explore")
     st.rerun()
 
 
 def publish(inputs: Inputs) -> None:
-    """Keep the URL in step with the view (a sample's name; an upload cannot travel in a link)."""
+    """Keep the URL in step with the view: a sample's name, or for an upload the file's name, size and digest (the
+    file itself cannot travel in a link: whoever opens it is asked for that file)."""
     with section("Link"):
-        sample = inputs.choice.name if inputs.choice is not None and inputs.choice.origin == "sample" else None
-        url_state.publish_view(sample, [s.setup() for s in inputs.setups])
+        url_state.publish_view(inputs.choice, [s.setup() for s in inputs.setups])
 
 
 try:

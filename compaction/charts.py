@@ -56,6 +56,9 @@ EVENT_LABELS: Mapping[str, str] = {"compacted": "compaction", "declined": "decli
 CANVAS = {"embedOptions": {"renderer": "canvas"}}
 #: rows reserved for events when a log is long (the rest goes to the token lines)
 EVENT_ROW_SHARE = 0.2
+#: the tokens chart's legend: entries per row, and the widest label in pixels (a setup's label and strategy fit)
+LEGEND_COLUMNS = 2
+LEGEND_LABEL_LIMIT = 440
 
 
 def setup_color(position: int) -> str:
@@ -175,20 +178,57 @@ def tokens_chart_data(
     names = tuple(dict.fromkeys(series["series"]))
     palette = dict(colors) if colors else series_colors(names)
     last_step = int(series["step"].max()) if not series.empty else 0
+    top = max([float(series["tokens"].max()) if not series.empty else 0.0,
+               *(float(v) for v in rules["tokens"])], default=0.0)
     frames = {"series": _with_event_notes(series, events),
-              "rules": rules if not rules.empty else pd.DataFrame([{"tokens": 0.0, "kind": "none", "label": ""}])}
+              "rules": staggered_labels(rules, top, height) if not rules.empty
+              else pd.DataFrame([{"tokens": 0.0, "kind": "none", "label": "", "label_x": 4.0}]),
+              SELECTED_DATASET: selected_step_frame(selected_step)}
     if floor is not None and not floor.empty:
         frames["floor"] = downsample_steps(floor, max_rows // 5, value="floor")
     if usage is not None and not usage.empty:
-        frames["usage"] = downsample_steps(usage.assign(series="usage"), max_rows // 5)
-        frames["usage_last"] = frames["usage"].nlargest(1, "step").assign(label="provider-reported")
+        frames["usage"] = downsample_steps(usage.assign(series=USAGE_SERIES), max_rows // 5)
     if log_events is not None and not log_events.empty:
         frames["log_events"] = log_events.head(max_rows // 5)
     if not events.empty:
         frames["events"] = events
     layout = TokensLayout(names, tuple(palette.get(n, BASELINE_COLOR) for n in names), 30 if last_step <= 300 else 12,
-                          tuple(frames), height, selected_step)
+                          tuple(frames), height)
     return ChartData(layout, frames)
+
+
+#: the legend name of the provider-reported prompt tokens (a series of its own in the tokens chart)
+USAGE_SERIES = "provider-reported prompt tokens"
+#: the tokens chart's dataset holding the selected step (one row, or none): a new step is new data in the same spec,
+#: so the browser updates the chart in place instead of embedding it again
+SELECTED_DATASET = "selected"
+#: the height of a threshold label in pixels, and the horizontal room one takes
+LABEL_HEIGHT_PX = 15
+LABEL_WIDTH_PX = 230
+
+
+def selected_step_frame(step: int | None) -> pd.DataFrame:
+    """The selected-step dataset of the tokens chart: ``step, label`` for ``step``, no row for None."""
+    if step is None:
+        return pd.DataFrame({"step": pd.Series([], dtype="int64"), "label": pd.Series([], dtype="str")})
+    return pd.DataFrame([{"step": int(step), "label": f"step {int(step)}"}])
+
+
+def staggered_labels(rules: pd.DataFrame, top: float, height: int) -> pd.DataFrame:
+    """``rules`` with ``label_x``, the pixel where each line's label starts: a label that would overlap the one of a
+    line close below it (within :data:`LABEL_HEIGHT_PX` at this ``height``, for a y axis up to about ``top``) moves
+    right to the next free slot, so no two labels cover each other."""
+    rules = rules.sort_values("tokens").reset_index(drop=True)
+    span = top * 1.05 if top > 0 else 1.0
+    gap = span * LABEL_HEIGHT_PX / max(height, 1)
+    placed: list[tuple[float, int]] = []  # (tokens, slot) of the labels placed so far
+    slots = []
+    for value in rules["tokens"]:
+        near = {slot for tokens, slot in placed if abs(float(value) - tokens) < gap}
+        slot = next(n for n in range(len(placed) + 1) if n not in near)
+        placed.append((float(value), slot))
+        slots.append(slot)
+    return rules.assign(label_x=[4.0 + LABEL_WIDTH_PX * n for n in slots])
 
 
 @dataclass(frozen=True)
@@ -200,16 +240,20 @@ class TokensLayout(Layout):
     point_size: int
     datasets: tuple[str, ...]
     height: int
-    selected_step: int | None
 
     def build(self) -> alt.LayerChart:
-        series_scale = alt.Scale(domain=list(self.names), range=list(self.palette))
+        domain, palette = list(self.names), list(self.palette)
+        if "usage" in self.datasets:  # the provider-reported prompt tokens are a series of the legend too
+            domain, palette = [*domain, USAGE_SERIES], [*palette, USAGE_COLOR]
+        series_scale = alt.Scale(domain=domain, range=palette)
         color = alt.Color(
             "series:N",
             title=None,
             scale=series_scale,
-            legend=alt.Legend(orient="top", direction="horizontal", labelLimit=360, symbolStrokeWidth=3,
-                              symbolOpacity=1, symbolType="circle"),
+            # in columns, so every series stays in the legend however many setups there are (one row would be cut)
+            legend=alt.Legend(orient="top", direction="horizontal", columns=min(len(domain), LEGEND_COLUMNS),
+                              labelLimit=LEGEND_LABEL_LIMIT, symbolStrokeWidth=3, symbolOpacity=1,
+                              symbolType="circle", columnPadding=16),
         )
         x = alt.X("step:Q", title="LLM call (step)", axis=alt.Axis(format="d", tickMinStep=1))
         y = alt.Y("tokens:Q", title="tokens sent",
@@ -239,15 +283,15 @@ class TokensLayout(Layout):
         if "floor" in self.datasets:  # after the lines: the legend takes its symbols from the first layer
             layers.append(_floor_layer(color))
         if "usage" in self.datasets:
-            layers.append(_usage_layer(x))
+            layers.append(_usage_layer(x, color))
         if "log_events" in self.datasets:
             layers.append(_log_events_layer(x))
         if "events" in self.datasets:
             layers.extend(_event_layers(x, color, series_scale))
         # the clickable points (and their nearest-point voronoi) go on top so a click anywhere selects a step
         layers.append(points)
-        if self.selected_step is not None:
-            layers.append(alt.LayerChart.from_dict(selected_step_layer(self.selected_step)))
+        if SELECTED_DATASET in self.datasets:
+            layers.append(alt.LayerChart.from_dict(selected_step_layer(None)))
         return alt.layer(*layers).properties(height=self.height).configure_legend(labelFontSize=12).configure_axis(
             labelFontSize=11, titleFontSize=12
         )
@@ -270,16 +314,14 @@ def _floor_layer(color: alt.Color) -> alt.Chart:
     )
 
 
-def _usage_layer(x: alt.X) -> alt.LayerChart:
-    """Provider-reported prompt tokens per call: a dotted dark line with small squares, labelled at the last one."""
+def _usage_layer(x: alt.X, color: alt.Color) -> alt.LayerChart:
+    """Provider-reported prompt tokens per call: a dotted dark line with small squares (a series of the legend)."""
     base = alt.Chart(_named("usage"))
     tooltip = [alt.Tooltip("step:Q", title="step"),
                alt.Tooltip("tokens:Q", title="provider-reported prompt tokens", format=",")]
-    line = base.mark_line(color=USAGE_COLOR, strokeDash=[1, 3], strokeWidth=2).encode(x=x, y="tokens:Q")
-    marks = base.mark_square(color=USAGE_COLOR, size=18).encode(x=x, y="tokens:Q", tooltip=tooltip)
-    label = alt.Chart(_named("usage_last")).mark_text(align="right", baseline="bottom", dy=-8, fontSize=11, fontWeight="bold",
-                           color=USAGE_COLOR).encode(x=x, y="tokens:Q", text="label:N")
-    return alt.layer(line, marks, label)
+    line = base.mark_line(strokeDash=[1, 3], strokeWidth=2).encode(x=x, y="tokens:Q", color=color)
+    marks = base.mark_square(size=18).encode(x=x, y="tokens:Q", color=color, tooltip=tooltip)
+    return alt.layer(line, marks)
 
 
 def _log_events_layer(x: alt.X) -> alt.LayerChart:
@@ -319,8 +361,9 @@ def _rules_layer() -> alt.LayerChart:
         of_kind = base.transform_filter(alt.datum.kind == kind)
         layers.append(of_kind.mark_rule(strokeWidth=1.5, color=color, strokeDash=dash or [1, 0]).encode(
             y="tokens:Q", tooltip=[alt.Tooltip("label:N", title="line")]))
-        layers.append(of_kind.mark_text(align="left", baseline="bottom", x=4, dy=-3, fontSize=11, fontWeight="bold",
-                                        color=color).encode(y="tokens:Q", text="label:N"))
+        layers.append(of_kind.mark_text(align="left", baseline="bottom", dy=-3, fontSize=11, fontWeight="bold",
+                                        color=color).encode(x=alt.X("label_x:Q", scale=None, axis=None),
+                                                            y="tokens:Q", text="label:N"))
     return alt.layer(*layers)
 
 
@@ -342,7 +385,7 @@ def _event_layers(x: alt.X, color: alt.Color, series_scale: alt.Scale) -> list[a
             "event:N",
             title=None,
             scale=alt.Scale(domain=kinds, range=[EVENT_SHAPES[k] for k in kinds]),
-            legend=alt.Legend(orient="bottom", direction="horizontal", labelExpr=label_expr, symbolStrokeWidth=2,
+            legend=alt.Legend(orient="top", direction="horizontal", labelExpr=label_expr, symbolStrokeWidth=2,
                               symbolFillColor="#495057", symbolStrokeColor="#495057"),
         ),
     )
@@ -352,16 +395,19 @@ def _event_layers(x: alt.X, color: alt.Color, series_scale: alt.Scale) -> list[a
 SELECTED_COLOR = "#212529"
 
 
-def selected_step_layer(step: int) -> dict:
+def selected_step_layer(step: int | None) -> dict:
     """The vertical rule marking the selected step, labelled at the bottom of the plot (a growing context is high at
-    the top right, where a label would cover the lines), as a plain Vega-Lite layer.
+    the top right, where a label would cover the lines), as a plain Vega-Lite layer: over the rows of ``step`` given
+    inline, or for None over the :data:`SELECTED_DATASET` dataset (the tokens chart's own, where the step is data).
 
-    Plain data so it can be appended to a cached ``tokens_chart(...).to_dict()`` (see :func:`with_selected_step`)
-    without rebuilding the whole chart on every click.
+    Plain data so it can be appended to a cached chart's spec (see :func:`with_selected_step`) without rebuilding
+    the whole chart on every click.
     """
     x = {"field": "step", "type": "quantitative"}
+    data = ({"name": SELECTED_DATASET} if step is None
+            else {"values": [{"step": int(step), "label": f"step {int(step)}"}]})
     return {
-        "data": {"values": [{"step": int(step), "label": f"step {int(step)}"}]},
+        "data": data,
         "layer": [
             {"mark": {"type": "rule", "color": SELECTED_COLOR, "strokeWidth": 2, "opacity": 0.8}, "encoding": {"x": x}},
             {
@@ -374,9 +420,12 @@ def selected_step_layer(step: int) -> dict:
 
 
 def with_selected_step(spec: Mapping, step: int | None) -> dict:
-    """A copy of a tokens-chart spec (``tokens_chart(...).to_dict()``) with the selected step marked."""
+    """A copy of a chart spec (``….to_dict()``) with the selected step marked: in the tokens chart's
+    :data:`SELECTED_DATASET` when the spec has one (plain rows), else as one more layer."""
     out = dict(spec)
-    if step is not None:
+    if SELECTED_DATASET in spec.get("datasets", {}):
+        out["datasets"] = {**spec["datasets"], SELECTED_DATASET: to_values(selected_step_frame(step))["values"]}
+    elif step is not None:
         out["layer"] = [*spec["layer"], selected_step_layer(step)]
     return out
 

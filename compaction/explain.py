@@ -96,21 +96,23 @@ def warnings_for(rep: Replay) -> list[SetupWarning]:
     out: list[SetupWarning] = []
     compacted = [s.step for s in rep.steps if s.compacted]
     back_to_back = [b for a, b in zip(compacted, compacted[1:]) if b == a + 1]
-    if back_to_back:
-        out.append(SetupWarning("thrashing", f"Thrashing: {len(back_to_back)} compaction(s) came on the call right after "
-                           "another. Each one rewrites the context (and invalidates the prompt cache) for little gain; "
-                           "lower compact_to, or raise compact_at.", tuple(back_to_back)))
     trigger = rep.lines.get("trigger")
+    stuck = [s.step for s in rep.steps if s.compacted and s.tokens_sent >= trigger] if trigger is not None else []
+    if back_to_back:
+        # compactions that end above the trigger come back whatever compact_to is: name what keeps them there
+        advice = floor_cause(rep, stuck[0]) if stuck else "Lower compact_to, or raise compact_at."
+        out.append(SetupWarning("thrashing", f"Thrashing: {len(back_to_back)} compaction(s) came on the call right after "
+                           "another. Each one rewrites the context (and invalidates the prompt cache) for little gain. "
+                           + advice, tuple(back_to_back)))
     if trigger is not None:
-        stuck = [s.step for s in rep.steps if s.compacted and s.tokens_sent >= trigger]
         if stuck:
             out.append(SetupWarning("floor", f"Floor at the trigger: after {len(stuck)} compaction(s) the context was still "
-                               f"≥ the trigger ({_k(trigger)}): what the strategy may not touch (system prompt, tool "
-                               "schemas, protected recent steps) is too large for these thresholds.", tuple(stuck)))
+                               f"≥ the trigger ({_k(trigger)}). " + floor_cause(rep, stuck[0]), tuple(stuck)))
     declined = [s.step for s in rep.steps if s.declined]
     if declined:
         out.append(SetupWarning("declined", f"Declined triggers: {len(declined)} call(s) crossed the trigger but the "
-                           "strategy found nothing it may compact; the context was sent unchanged.", tuple(declined)))
+                           "strategy found nothing it may compact; the context was sent unchanged. "
+                           + floor_cause(rep, declined[0], inserted=False), tuple(declined)))
     users = [i for i, m in enumerate(rep.conversation.messages) if m.role == "user" and i not in rep.skipped]
     if users:
         lost = _steps_where_lost(rep, users[0])
@@ -123,6 +125,43 @@ def warnings_for(rep: Replay) -> list[SetupWarning]:
         out.append(SetupWarning("split_pair", f"A tool call and its result were separated in {len(split)} call(s) "
                            "(one sent without the other): providers reject such requests.", tuple(split[:50])))
     return out
+
+
+#: parameters that protect the newest part of the context from compaction, by the name the frameworks give them
+PROTECTING_PARAMS = ("minimum_preserved_groups", "min_keep_steps", "keep_last_groups", "keep_last", "keep",
+                     "keep_recent", "preserve_recent", "n", "window_size")
+#: inserted messages holding at least this share of what a call sent are what keeps the context high
+INSERTED_SHARE = 0.4
+
+
+def floor_cause(rep: Replay, step: int, inserted: bool = True) -> str:
+    """Why the context stays high at ``step`` after (or despite) a trigger, named from what was sent: inserted
+    digests or summaries that carry most of it (their formatter keeps the content), the newest groups a parameter
+    protects, or an incompressible part (system prompt, tool schemas, the last step) at the trigger itself."""
+    counter = rep.counter
+    sent = rep.steps[step].tokens_sent
+    items = rep.context_at(step)
+    if inserted and sent:
+        added = [item for item in items if item.fate == "inserted"]
+        added_tokens = sum(counter.count_one(item.message) for item in added)
+        if added_tokens >= INSERTED_SHARE * sent:
+            covered = {i for item in added for i in (item.represents or ())}
+            messages = rep.conversation.messages
+            stood_for = sum(counter.count_one(messages[i]) for i in covered if i < len(messages))
+            knob = ("its formatter" if "formatter" in rep.params else "a shorter summary or digest")
+            return (f"The {len(added)} inserted digest(s) or summaries carry {_k(added_tokens)} of the {_k(sent)} sent"
+                    + (f", standing for {_k(stood_for)}" if stood_for else "")
+                    + f": they keep most of what they replace. Shorten them ({knob}), not compact_to.")
+    protecting = [(name, rep.params[name]) for name in PROTECTING_PARAMS
+                  if isinstance(rep.params.get(name), int) and not isinstance(rep.params.get(name), bool)
+                  and rep.params[name] > 0]
+    kept = sum(1 for item in items if item.fate == "kept")
+    if protecting and kept >= 0.5 * max(len(items), 1):
+        name, value = protecting[0]
+        return (f"{kept:,} of the {len(items):,} messages sent are kept as logged: the newest part is protected "
+                f"({name}={value}). Lower {name} to let the strategy reach more of the context.")
+    return ("What the strategy may not touch (system prompt, tool schemas, the last step) is too large for these "
+            "thresholds: raise compact_at or the window.")
 
 
 def _steps_where_lost(rep: Replay, index: int) -> list[int]:

@@ -7,6 +7,7 @@ real default sample.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import textwrap
@@ -19,7 +20,19 @@ from streamlit.testing.v1 import AppTest
 import compaction
 from compaction.conversation import Conversation, ToolCall, assistant, system, tool, user
 from compaction.setups import Setup, decode_from_url, encode_for_url, setups_to_json
-from compaction.ui import context_view, inspect_setup, settings, setups, share, source, state, step_panel, tour
+from compaction.ui import (
+    context_view,
+    inspect_setup,
+    navigation,
+    settings,
+    setups,
+    share,
+    source,
+    state,
+    step_panel,
+    tour,
+    url_state,
+)
 
 APP = str(ROOT / "app.py")
 TIMEOUT = 60
@@ -81,6 +94,18 @@ def subheaders(at: AppTest) -> list[str]:
     return texts(at.subheader)
 
 
+def tokens_chart_drawn(at: AppTest) -> bool:
+    """Whether the tuning view's tokens chart is on the page."""
+    return any(str(c.proto.id).endswith(step_panel.CHART_KEY)
+               for kind in ("arrow_vega_lite_chart", "vega_lite_chart") for c in at.get(kind))
+
+
+def open_tab(at: AppTest, name: str) -> AppTest:
+    """Open a detail tab as a click would (only the open tab's content runs)."""
+    at.session_state[navigation.TAB_KEY] = navigation.TABS[name]
+    return at.run()
+
+
 def context_header(at: AppTest) -> str:
     return next(h for h in subheaders(at) if h.startswith("What each setup sends"))
 
@@ -107,7 +132,10 @@ def test_opens_on_the_bundled_default_sample():
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     assert_clean(at)
     assert at.selectbox(key=source.SAMPLE_KEY).value.name == source.DEFAULT_SAMPLE
-    assert {"What was read", "Results", "Tokens per LLM call", "Summary per setup"} <= set(subheaders(at))
+    assert tokens_chart_drawn(at) and context_header(at)
+    assert any("bundled sample" in c for c in texts(at.sidebar.caption))  # what was read, under the log picker
+    open_tab(at, "summary")
+    assert "Share and export" in subheaders(at) and at.dataframe  # the summary table and the share panel
 
 
 def test_every_bundled_sample_replays_cleanly():
@@ -117,7 +145,7 @@ def test_every_bundled_sample_replays_cleanly():
     for sample in at.selectbox(key=source.SAMPLE_KEY).options:
         at.selectbox(key=source.SAMPLE_KEY).set_value(SAMPLES / sample).run()
         assert_clean(at)
-        assert "Tokens per LLM call" in subheaders(at), sample
+        assert tokens_chart_drawn(at), sample
 
 
 def test_lists_every_json_and_jsonl_sample_default_first(samples: Path):
@@ -160,10 +188,10 @@ def test_invalid_policy_shows_haystacks_reason_not_an_exception(app: AppTest):
     assert len(app.error) == 2  # once in the sidebar, once above the results; not once more per setup
     assert "0 < compact_to < compact_at <= 1" in errors
     assert "attempted again every step" in errors
-    assert "Tokens per LLM call" not in subheaders(app)
+    assert not tokens_chart_drawn(app)
     app.slider(key=settings.TO_KEY).set_value(0.3).run()
     assert_clean(app)
-    assert "Tokens per LLM call" in subheaders(app)
+    assert tokens_chart_drawn(app)
 
 
 def test_a_counter_fallback_notice_is_shown(app: AppTest, monkeypatch: pytest.MonkeyPatch):
@@ -177,7 +205,7 @@ def test_a_counter_fallback_notice_is_shown(app: AppTest, monkeypatch: pytest.Mo
         app.selectbox(key=settings.COUNTER_KEY).set_value("tiktoken:cl100k_base").run()
         assert not app.exception
         assert any("is unavailable" in w and "approximate counter" in w for w in texts(app.warning))
-        assert "Tokens per LLM call" in subheaders(app)
+        assert tokens_chart_drawn(app)
     finally:
         cache.counter.clear()
 
@@ -195,7 +223,7 @@ def test_every_counter_replays_and_custom_chars_per_token_has_its_own_input(app:
     for spec in settings.COUNTER_OPTIONS:
         app.selectbox(key=settings.COUNTER_KEY).set_value(spec).run()
         assert_clean(app)
-        assert "Tokens per LLM call" in subheaders(app), spec
+        assert tokens_chart_drawn(app), spec
     app.selectbox(key=settings.COUNTER_KEY).set_value("approx:custom").run()
     assert app.number_input(key=settings.CHARS_KEY).value == pytest.approx(settings.DEFAULT_CHARS_PER_TOKEN)
     peak_at_default = [m.value for m in app.metric if m.label == "Peak context"]
@@ -271,7 +299,7 @@ def test_an_invalid_parameter_is_a_readable_error_for_that_setup_only(app: AppTe
     assert not app.exception
     errors = texts(app.error)
     assert len(errors) == 1 and "Setup B" in errors[0] and "TokensExceed" in errors[0]
-    assert "Tokens per LLM call" in subheaders(app)  # setup A still replays
+    assert tokens_chart_drawn(app)  # setup A still replays
     assert [m for m in app.metric if m.label == "Tokens saved"]
 
 
@@ -357,11 +385,33 @@ def test_jump_buttons_move_between_triggers(app: AppTest):
 def test_all_messages_filter_shows_the_whole_context(app: AppTest):
     compact_hard(app)
     control = app.button_group(key=context_view.FILTER_KEY)
-    changed_rows = len(app.expander)
     control.set_value(context_view.ALL).run()
     assert_clean(app)
-    assert any(o.startswith(context_view.ALL) for o in control.options)
-    assert len(app.expander) >= changed_rows
+    counts = {o.split(" (")[0]: int(o.split("(")[1].rstrip(")").replace(",", "")) for o in control.options}
+    assert counts[context_view.ALL] >= counts[context_view.CHANGED] > 0
+    rows = [m.value for m in app.markdown if m.value.startswith("**#")]
+    assert 0 < len(rows) <= context_view.PAGE_SIZE  # one page (rows of inserted messages read "new")
+
+
+def test_the_contexts_filter_by_tool_and_fate(app: AppTest):
+    compact_hard(app)
+    last = len(coding_log().llm_call_indices) - 1
+    app.session_state[step_panel.CHART_KEY] = {"selection": {"pick": [{"step": last}]}}
+    app.run()
+    app.button_group(key=context_view.FILTER_KEY).set_value(context_view.ALL).run()
+    tools = app.multiselect(key=context_view.TOOL_FILTER_KEY)
+    assert set(tools.options) == {"read_file", "run_tests"}
+    tools.set_value(["run_tests"]).run()
+    assert_clean(app)
+    shown = [m.value for m in app.markdown if m.value.startswith("**#")]
+    assert shown == ["**#30**", "**#31**"]  # the run_tests call and its result
+    tools.set_value([]).run()
+    app.multiselect(key=context_view.FATE_FILTER_KEY).set_value(["collapsed"]).run()
+    assert_clean(app)
+    rows = [m.value for m in app.markdown if m.value.startswith("**#")]
+    assert rows and all("collapsed" in " ".join(texts(app.markdown)) for _ in rows)
+    app.multiselect(key=context_view.FATE_FILTER_KEY).set_value(["inserted"]).run()
+    assert context_view.filter_rows([], ["x"], []) == []
 
 
 def test_picked_step_reads_every_selection_shape():
@@ -408,7 +458,7 @@ def test_a_log_with_several_conversations_offers_a_choice(app: AppTest):
     choice.set_value(choice.options[1]).run()
     assert_clean(app)
     assert any("of 20" in c for c in texts(app.caption))
-    assert "Tokens per LLM call" in subheaders(app)
+    assert tokens_chart_drawn(app)
 
 
 # ------------------------------------------------------------------------------------------------------ setups
@@ -477,7 +527,7 @@ def test_a_setup_can_have_its_own_policy_and_counter(app: AppTest):
     errors = texts(app.error)
     assert len(errors) == 2  # under the setup's own policy in the sidebar, and once above the results
     assert "Setup A" in errors[0] and "threshold policy is invalid" in errors[0]
-    assert "Tokens per LLM call" in subheaders(app)
+    assert tokens_chart_drawn(app)
 
 
 def _add_setup_script() -> None:
@@ -546,6 +596,54 @@ def test_the_url_carries_the_view_and_restores_it(app: AppTest):
     assert context_header(fresh) == "What each setup sends at step 9"
 
 
+def param(at: AppTest, name: str) -> str | None:
+    value = dict(at.query_params).get(name)
+    return value[0] if isinstance(value, list) else value
+
+
+def test_a_link_made_on_an_upload_names_the_file_instead_of_showing_the_sample(app: AppTest):
+    data = json.dumps(compaction.convert(Conversation(messages=tuple(coding_log().messages[:20])), "openai")).encode()
+    app.file_uploader(key=source.UPLOAD_KEY).set_value(("my run.json", data, "application/json")).run()
+    assert_clean(app)
+    token = param(app, url_state.UPLOAD_PARAM)
+    digest = hashlib.sha256(data).hexdigest()
+    assert token == f"{len(data)}:{digest[:16]}:my run.json" and param(app, "log") is None
+    fresh = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    fresh.query_params.update({url_state.UPLOAD_PARAM: token, "setups": param(app, "setups")})
+    fresh.run()
+    assert_clean(fresh)
+    asked = " ".join(texts(fresh.info)).replace("\\", "")
+    assert "upload my run.json" in asked and f"{len(data):,} bytes" in asked and digest[:16] in asked
+    assert not tokens_chart_drawn(fresh)  # not the sample in its place
+    assert param(fresh, url_state.UPLOAD_PARAM) == token  # a reload still asks for the file
+    other = data.replace(b"careful", b"careless")
+    fresh.file_uploader(key=source.UPLOAD_KEY).set_value(("my run.json", other, "application/json")).run()
+    assert not fresh.exception and tokens_chart_drawn(fresh)
+    assert any("not the file the link was made on" in w for w in texts(fresh.warning))
+    again = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    again.query_params.update({url_state.UPLOAD_PARAM: token})
+    again.run()
+    again.button(key=url_state.SHOW_SAMPLE_KEY).click().run()
+    assert_clean(again)
+    assert tokens_chart_drawn(again) and param(again, url_state.UPLOAD_PARAM) is None
+    assert url_state.read_upload_token("12:zz:x") is None and url_state.read_upload_token("nonsense") is None
+
+
+def test_a_lesson_and_an_import_can_be_undone(app: AppTest):
+    app.number_input(key=settings.WINDOW_KEY).set_value(30_000).run()
+    app.selectbox(key=setups.strategy_key("B")).set_value("haystack.sliding_window").run()
+    good = setups_to_json([Setup("haystack.sliding_window", {}, context_window=20_000, label="Window")])
+    app.file_uploader(key=share.IMPORT_FILE_KEY).set_value(("good.json", good.encode(), "application/json")).run()
+    app.button(key=share.IMPORT_BUTTON_KEY).click().run()
+    assert labels_shown(app) == ["Window"]
+    assert any("replaced by the setups imported from" in m for m in texts(app.markdown))
+    app.button(key=state.UNDO_BUTTON_KEY).click().run()
+    assert_clean(app)
+    assert labels_shown(app) == ["A", "B"] and app.number_input(key=settings.WINDOW_KEY).value == 30_000
+    assert app.selectbox(key=setups.strategy_key("B")).value == "haystack.sliding_window"
+    assert state.UNDO_KEY not in app.session_state
+
+
 def test_a_damaged_link_is_a_readable_warning(samples: Path):
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.query_params.update({"setups": "not-a-token", "step": "x", "log": "missing.json"})
@@ -558,6 +656,7 @@ def test_a_damaged_link_is_a_readable_warning(samples: Path):
 
 # ------------------------------------------------------------------------------------------ import and export
 def test_importing_setups_replaces_them_and_a_bad_file_is_a_readable_error(app: AppTest):
+    open_tab(app, "summary")
     uploader = app.file_uploader(key=share.IMPORT_FILE_KEY)
     uploader.set_value(("mine.json", b'{"setups": [{"strategy": "no.such"}]}', "application/json")).run()
     app.button(key=share.IMPORT_BUTTON_KEY).click().run()
@@ -577,10 +676,13 @@ def test_importing_setups_replaces_them_and_a_bad_file_is_a_readable_error(app: 
 
 
 def test_the_production_panel_shows_the_code_of_the_setup_in_focus(app: AppTest):
+    open_tab(app, "summary")
     code = " ".join(texts(app.code))
     assert "CompactionHook" in code and "ToolResultPruningCompactor" in code
+    open_tab(app, "inside")
     app.selectbox(key=inspect_setup.FOCUS_WIDGET_KEY).set_value("B").run()
     assert_clean(app)
+    open_tab(app, "summary")
     assert "ToolResultCompactionStrategy" in " ".join(texts(app.code))
 
 
@@ -589,6 +691,9 @@ def test_the_diff_view_shows_a_text_diff_between_two_setups(app: AppTest):
     last = len(coding_log().llm_call_indices) - 1
     app.session_state[step_panel.CHART_KEY] = {"selection": {"pick": [{"step": last}]}}
     app.run()
+    assert_clean(app)
+    assert not [c for c in app.code if c.language == "diff"]  # the diff waits for its toggle
+    app.toggle(key=context_view.DIFF_TOGGLE_KEY).set_value(True).run()
     assert_clean(app)
     assert any("rows differ" in c for c in texts(app.caption))
     diffs = [c for c in app.code if c.language == "diff"]
@@ -612,6 +717,7 @@ def test_several_uploaded_files_offer_a_choice(app: AppTest):
 
 def test_metrics_table_has_information_loss_columns(app: AppTest):
     compact_hard(app)
+    open_tab(app, "summary")
     table = app.dataframe[0].value
     assert list(table["Setup"]) == ["—", "A", "B"]
     assert {"Information loss score", "First user request survives", "Counter", "Context window"} <= set(table.columns)

@@ -41,7 +41,9 @@ def test_only_the_open_tab_runs():
     open_tab(at, "sweep")
     assert at.selectbox(key="sweep.setup").options
     charts = [str(c.proto.id) for kind in ("arrow_vega_lite_chart", "vega_lite_chart") for c in at.get(kind)]
-    assert not [c for c in charts if c.endswith("tokens_chart")]  # the explorer's chart is not drawn meanwhile
+    assert [c for c in charts if c.endswith("tokens_chart")]  # the tuning view's chart stays on top of every tab
+    assert not [s for s in at.subheader if s.value.startswith("What each setup sends")]  # the contexts' tab is not
+    assert not [k for k in at.session_state if str(k) == "context.compare"]  # drawn meanwhile
 
 
 def test_a_log_opened_from_the_fleet_replaces_the_sample_until_closed():

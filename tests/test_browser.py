@@ -126,6 +126,7 @@ def test_clicking_a_step_updates_the_side_by_side_panel(browser, app_url: str, s
         page.screenshot(path=str(ARTIFACTS / f"app_{width}x{height}_context.png"))
         page.get_by_text("Diff of two setups at this step").scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / f"app_{width}x{height}_diff.png"))
+        open_tab(page, "Inside one setup")
         page.get_by_role("heading", name="Inside one setup").scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / f"app_{width}x{height}_inside.png"))
         page.get_by_text("Message lifecycle").scroll_into_view_if_needed()
@@ -133,6 +134,12 @@ def test_clicking_a_step_updates_the_side_by_side_panel(browser, app_url: str, s
         assert not page.locator("[data-testid='stException']").count()
     finally:
         page.close()
+
+
+def open_tab(page, name: str) -> None:
+    """Click a detail tab under the tuning view and wait for its content."""
+    page.get_by_role("tab", name=re.compile(re.escape(name))).first.click()
+    _settle(page)
 
 
 def _sidebar_headers(page) -> list[str]:
@@ -169,7 +176,9 @@ def test_a_full_session_add_change_click_open_download_and_reload(browser, app_u
         opened = page.locator("[data-testid='stExpander'] details[open] [data-testid='stCode']")
         assert opened.count() >= 1
         page.screenshot(path=str(ARTIFACTS / "app_1366x768_original.png"))
+        open_tab(page, "Summary & share")
         page.get_by_role("heading", name="Share and export").scroll_into_view_if_needed()
+        page.locator("[data-testid='stSidebar'] summary").filter(has_text="Setups as a file").first.click()
         with page.expect_download() as download_info:
             page.get_by_role("button", name="Download the setups (JSON)").click()
         path = tmp_path / "setups.json"
@@ -187,11 +196,20 @@ def test_a_full_session_add_change_click_open_download_and_reload(browser, app_u
         assert _context_step(page) == target
         assert not page.locator("[data-testid='stException']").count()
         if "COMPACTION_LAB_SAMPLES" not in samples_env:  # the tour needs the bundled samples
+            page.get_by_role("button", name="Guided tour").click()
             page.get_by_role("button", name="A sliding window loses the task").click()
             _settle(page)
             page.get_by_text("Lesson — A sliding window loses the task").wait_for(timeout=30_000)
             assert page.get_by_text("first user request lost").count() >= 1
+            assert not any(h.startswith("■ Setup C") for h in _sidebar_headers(page))  # replaced by the lesson's
             page.screenshot(path=str(ARTIFACTS / "app_1366x768_tour.png"))
+            page.keyboard.press("Escape")  # close the tour's popover
+            page.get_by_role("button", name="Undo").click()  # the user's own setups come back
+            _settle(page)
+            page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stSidebar] h2')]"
+                                   ".some(h => h.innerText.startsWith('■ Setup C'))", timeout=30_000)
+            assert page.get_by_role("spinbutton", name="Min tokens").first.input_value() == "0"
+            assert not page.locator("[data-testid='stException']").count()
     finally:
         page.close()
 

@@ -117,9 +117,9 @@ def click_point(page, point) -> None:
 
 
 def trigger_caption(page) -> str:
-    """The shared policy's "Trigger at … tokens" caption in the sidebar."""
-    return page.locator("[data-testid='stSidebar'] [data-testid='stCaptionContainer']").filter(
-        has_text=re.compile(r"^Trigger at")).first.inner_text()
+    """The shared policy's "… Trigger at … tokens" caption under the thresholds of the tuning view."""
+    return page.locator("[data-testid='stMain'] [data-testid='stCaptionContainer']").filter(
+        has_text=re.compile(r"Trigger at [\d,]+ tokens")).first.inner_text()
 
 
 def assert_no_error(page, when: str) -> None:
@@ -139,6 +139,13 @@ def test_hostile_log_text_renders_inert(page, app_url: str):
         assert points, "the tokens chart has no clickable step points"
         click_point(page, points[max(points)])
         page.locator("[data-testid='stButtonGroup'] button").filter(has_text="All messages").first.click()
+        _settle(page)
+        # only the tool whose name carries an image tag (its 1 MB result among them): the filter lists the name inert
+        tools = page.locator("[data-testid='stMultiSelect']").filter(has_text="Tools").first
+        tools.locator("input").first.click()
+        tools.locator("input").first.fill("onerror")
+        page.keyboard.press("Enter")
+        page.keyboard.press("Escape")
         _settle(page)
         for summary in page.locator("[data-testid='stExpander'] summary").filter(
                 has_text=re.compile("Original|Full message")).all()[:8]:

@@ -121,14 +121,14 @@ def test_an_import_sends_nothing_until_confirmed(page, served, tmp_path: Path):
     document["setups"].append({"strategy": PRUNE, "context_window": math.inf, "label": "infinite"})
     upload = tmp_path / "setups.json"
     upload.write_text(json.dumps(document))
-    page.get_by_role("tab", name=re.compile("Link and setups")).first.click()
+    page.locator("[data-testid='stSidebar'] summary").filter(has_text="Setups as a file").first.click()
     page.locator("[data-testid='stFileUploader']").filter(has_text="Import setups").locator(
         "input[type='file']").set_input_files(str(upload))
     _settle(page)
     page.get_by_role("button", name=re.compile("Load the setups from the file")).click()
     _settle(page)
     page.get_by_text("Loaded 1 setup").first.wait_for(timeout=WAIT_MS)
-    text = shown(page)
+    text = shown(page) + " " + page.locator("[data-testid='stSidebar']").inner_text()  # the import reports there
     assert not page.locator(EXCEPTION).count()
     assert "setup 2: field 'context_window' must be a finite whole number, got inf" in text
     assert f"model {MODEL} at 127.0.0.1" in text and listener.requests == []

@@ -42,7 +42,7 @@ def open_app(browser, url: str):
     page.wait_for_timeout(300)
     page.wait_for_selector(CONNECTED, timeout=STARTUP_SECONDS * 1000)
     page.wait_for_selector(IDLE, timeout=STARTUP_SECONDS * 1000)
-    page.get_by_text("Tokens per LLM call").first.wait_for(timeout=STARTUP_SECONDS * 1000)
+    page.locator("[data-testid='stVegaLiteChart'] svg.marks").first.wait_for(timeout=STARTUP_SECONDS * 1000)
     return page
 
 

@@ -33,7 +33,8 @@ def _chart_frames() -> list[tuple[str, pd.DataFrame]]:
             for name in ("haystack.tool_result_pruning", "agent_framework.tool_result_compaction")]
     data = [
         charts.tokens_chart_data(views.step_series(runs), views.compaction_events(runs),
-                                 views.threshold_rules(runs, 30_000), floor=anatomy.floor_series(runs)),
+                                 views.threshold_rules(runs, 30_000), floor=anatomy.floor_series(runs),
+                                 selected_step=3),
         charts.lifecycle_chart_data(anatomy.lifecycle(runs[0][1])),
     ]
     composition = anatomy.composition(runs[1][1])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import compaction
+from compaction import explain
 from compaction.conversation import Message, ToolCall, ToolResult
 from compaction.explain import warnings_for, what_happened
 
@@ -45,3 +46,18 @@ def test_first_user_lost_and_split_pair_with_sliding_window(django_log):
     assert "first_user_lost" not in kinds
     healthy = compaction.replay(conv, "haystack.tool_result_pruning", context_window=30000)
     assert "split_pair" not in {w.kind for w in warnings_for(healthy)}
+
+
+def test_the_advice_names_the_cause_it_sees():
+    from conftest import real_log
+
+    conv = compaction.load(real_log("claude-code/marot-spotter__4d5611e5-241a-462a-8d15-5122611a9569.jsonl"))
+    rep = compaction.replay(conv, "agent_framework.tool_result_compaction", context_window=120_000)
+    found = {w.kind: w.message for w in explain.warnings_for(rep)}
+    # the [Tool Calls] digests carry the results: the formatter is the knob, not compact_to
+    assert "inserted digest(s)" in found["floor"] and "formatter" in found["floor"]
+    assert "not compact_to" in found["thrashing"] and "Lower compact_to" not in found["thrashing"]
+    protected = compaction.replay(conv, "agent_framework.tool_result_compaction", context_window=120_000,
+                                  params={"minimum_preserved_groups": 60})
+    cause = explain.floor_cause(protected, len(protected.steps) - 1, inserted=False)
+    assert "minimum_preserved_groups=60" in cause

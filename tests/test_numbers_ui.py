@@ -77,10 +77,11 @@ def test_a_window_the_user_set_is_kept_and_the_logs_is_offered():
     assert window(at) == 100_000
     open_log(at, str(real_log(CLAUDE_CODE)))
     assert window(at) == 100_000  # never replaced without asking
-    assert any("200,000" in i and "kept" in i for i in texts(at.info))
+    assert any("200,000" in c and "kept" in c for c in texts(at.caption))  # offered next to the thresholds
     buttons(at)[settings.USE_LOG_WINDOW_KEY].click().run()
     assert window(at) == 200_000
-    assert not at.info and any("Window from the log" in c for c in texts(at.caption))
+    assert not any("kept" in c for c in texts(at.caption))
+    assert any("Window from the log" in c for c in texts(at.caption))
     open_log(at, str(real_log(CODEX)))  # the log's window is the app's again: the next log sets it
     assert window(at) == 258_400
 
@@ -90,7 +91,7 @@ def test_a_log_without_a_window_offers_nothing():
     at.number_input(key=settings.WINDOW_KEY).set_value(100_000).run()
     open_log(at, CODING)
     assert window(at) == 100_000
-    assert not at.info and settings.USE_LOG_WINDOW_KEY not in buttons(at)
+    assert not any("kept" in c for c in texts(at.caption)) and settings.USE_LOG_WINDOW_KEY not in buttons(at)
 
 
 def test_a_window_from_a_link_or_import_is_kept():

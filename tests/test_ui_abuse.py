@@ -27,7 +27,7 @@ from compaction.ui import cache, settings, setups, source
 
 APP = str(ROOT / "app.py")
 TIMEOUT = 60
-RESULTS = "Tokens per LLM call"
+RESULTS = "Results"  # the subheader above the metric cards, drawn once the replays are shown
 CLAUDE_CODE_SESSION = ROOT / "tests" / "fixtures" / "claude-code" / "session.jsonl"
 
 

@@ -16,7 +16,7 @@ import hashlib
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -162,16 +162,29 @@ class ChartSpec:
     def spec(self) -> dict:
         return charts.spec_of(self.data)
 
+    def at_step(self, step: int | None) -> dict:
+        """``ready`` with the selected step marked. The tokens chart holds the step in its own dataset, so its spec
+        stays the same from step to step and the browser redraws the chart in place; other charts get a layer."""
+        if charts.SELECTED_DATASET in self.ready.get("datasets", {}):
+            return {**self.ready, "datasets": {**self.ready["datasets"], charts.SELECTED_DATASET: _step_arrow(step)}}
+        return charts.with_selected_step(self.ready, step)
+
+
+@lru_cache(maxsize=256)
+def _step_arrow(step: int | None) -> bytes:
+    """The selected-step dataset as Arrow bytes (one row; cached, a click costs no conversion)."""
+    return arrow_bytes(charts.selected_step_frame(step))
+
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def tokens_chart_spec(key: RunsKey, colors: tuple[tuple[str, str], ...], context_window: int | None,
-                      _runs: Sequence[Run]) -> ChartSpec:
+                      _runs: Sequence[Run], height: int = 420) -> ChartSpec:
     """The tokens chart of ``_runs``, without a selected step (added per click, cheaply): each setup's floor band,
     the provider-reported usage and the log's own compactions included (built as notebooks build it:
     :func:`compaction.run_charts.tokens_chart_data`)."""
     from compaction.run_charts import tokens_chart_data  # the one builder the app and compare() share
 
-    return ChartSpec.of(tokens_chart_data(_runs, context_window, dict(colors)))
+    return ChartSpec.of(tokens_chart_data(_runs, context_window, dict(colors), height=height))
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

@@ -26,7 +26,11 @@ DIFF_ROW_KEY = "diff.row"
 PAGE_KEY = "context.page"
 CHANGED = "Changed messages"
 ALL = "All messages"
-PAGE_SIZE = 25
+#: rows per page: few enough that moving the step redraws the panel quickly (each row is a bordered block per setup)
+PAGE_SIZE = 8
+TOOL_FILTER_KEY = "context.tools"
+FATE_FILTER_KEY = "context.fates"
+DIFF_TOGGLE_KEY = "context.diff"
 PREVIEW_CHARS = 220
 #: the most characters of one message sent to the browser (a log may hold megabyte-sized tool results)
 FULL_TEXT_CHARS = 20_000
@@ -61,7 +65,8 @@ def show_context(runs: Sequence[views.Run], setup_colors: Mapping[str, str], ste
         st.vega_lite_chart(cache.context_strip_spec(runs_key, step, strip, tuple(labels)).ready, width="stretch")
     st.caption(" · ".join(f"**{fate}**: {meaning}" for fate, meaning in FATE_HELP.items()))
     _rows(rows, runs, step)
-    if len(all_labels) >= 2:
+    if len(all_labels) >= 2 and st.toggle("Diff of two setups at this step", key=DIFF_TOGGLE_KEY,
+                                          help="Which messages two setups send differently here, and a text diff."):
         _diff(full_rows, all_labels, step)
 
 
@@ -76,7 +81,6 @@ def _chosen_setups(labels: Sequence[str]) -> list[str]:
 
 def _diff(rows: Sequence[views.AlignedRow], labels: Sequence[str], step: int) -> None:
     """Which messages two setups send differently at this step, and a text diff of one of them."""
-    st.markdown("##### Diff of two setups at this step")
     for key, default in ((DIFF_A_KEY, labels[0]), (DIFF_B_KEY, labels[1])):
         if st.session_state.get(key) not in labels:
             st.session_state[key] = default
@@ -137,9 +141,34 @@ def _setup_headers(runs: Sequence[views.Run], setup_colors: Mapping[str, str], r
             st.markdown(marker + explain.what_happened(rep, step))  # built from fixed wording and numbers only
 
 
+def row_tools(row: views.AlignedRow) -> set[str]:
+    """The tools a row is about: the tool of a result, the tools an assistant message calls (any setup's cell)."""
+    tools: set[str] = set()
+    for item in row.cells.values():
+        if item is None:
+            continue
+        message = item.original or item.message
+        if message.tool_result is not None:
+            tools.add(message.tool_result.tool_name)
+        tools.update(call.name for call in message.tool_calls)
+    return tools
+
+
+def row_fates(row: views.AlignedRow) -> set[str]:
+    """The fates a row has in any setup."""
+    return {item.fate for item in row.cells.values() if item is not None}
+
+
+def filter_rows(rows: Sequence[views.AlignedRow], tools: Sequence[str], fates: Sequence[str]
+                ) -> list[views.AlignedRow]:
+    """The rows about any of ``tools`` and with any of ``fates`` in some setup (an empty choice filters nothing)."""
+    return [r for r in rows if (not tools or row_tools(r) & set(tools)) and (not fates or row_fates(r) & set(fates))]
+
+
 def _rows(rows: Sequence[views.AlignedRow], runs: Sequence[views.Run], step: int) -> None:
     changed = [r for r in rows if r.changed]
-    choice = st.segmented_control(
+    show, by_tool, by_fate = st.columns([1.3, 1, 1], vertical_alignment="bottom")
+    choice = show.segmented_control(
         "Show",
         [CHANGED, ALL],
         default=CHANGED,
@@ -148,11 +177,20 @@ def _rows(rows: Sequence[views.AlignedRow], runs: Sequence[views.Run], step: int
         key=FILTER_KEY,
         help="Changed: only rows where some setup does not send the message as logged. All: the whole context.",
     )
-    shown = rows if choice == ALL else changed
+    tools = sorted({t for r in rows for t in row_tools(r)})
+    chosen_tools = by_tool.multiselect("Tools", tools, key=TOOL_FILTER_KEY, placeholder="every tool",
+                                       help="Only the tool results and calls of these tools.")
+    chosen_fates = by_fate.multiselect("Fates", list(FATE_HELP), key=FATE_FILTER_KEY, placeholder="every fate",
+                                       help="Only rows with one of these fates in some setup.")
+    shown = filter_rows(rows if choice == ALL else changed, chosen_tools, chosen_fates)
     if not shown:
-        st.info("Nothing is compacted at this step yet: every setup sends the log as it is.", icon=":material/check:")
+        if chosen_tools or chosen_fates:
+            st.info("No row at this step matches the filters.", icon=":material/filter_alt_off:")
+        else:
+            st.info("Nothing is compacted at this step yet: every setup sends the log as it is.",
+                    icon=":material/check:")
         return
-    page = _page(len(shown), step, choice or CHANGED)
+    page = _page(len(shown), step, f"{choice or CHANGED}.{','.join(chosen_tools)}.{','.join(chosen_fates)}")
     labels = [label for label, _ in runs]
     counters = {label: rep.counter for label, rep in runs}
     for row in shown[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]:

@@ -1,5 +1,5 @@
-"""The page's analysis tabs, run lazily: only the open tab's content runs, so a change of settings re-renders what
-the user is looking at. Other parts of the page can send the user to a tab (a sweep cell or a fleet log opened in the
+"""The page's detail tabs under the tuning view, run lazily: only the open tab's content runs, so a change of settings
+re-renders what the user is looking at. Other parts of the page can send the user to a tab (a sweep cell or a fleet log opened in the
 explorer); the switch is applied at the start of the next run, before the tabs are drawn.
 """
 
@@ -12,7 +12,8 @@ import streamlit as st
 TAB_KEY = "view.tab"
 PENDING_KEY = "view.tab.next"
 #: the tabs by name, with their labels
-TABS = {"explore": ":material/timeline: Explore", "cost": ":material/payments: Cost & caching",
+TABS = {"explore": ":material/view_column: Contexts side by side", "inside": ":material/stacked_bar_chart: Inside one setup",
+        "summary": ":material/ios_share: Summary & share", "cost": ":material/payments: Cost & caching",
         "sweep": ":material/grid_on: Sweep", "fleet": ":material/folder_copy: Fleet"}
 
 

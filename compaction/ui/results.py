@@ -95,8 +95,19 @@ def show_setup_errors(results: Sequence[SetupResult]) -> None:
                      icon=":material/tune:")
 
 
+#: a card's width in pixels: its two numbers side by side never truncate, and cards wrap onto a new row when the
+#: page is narrower than all of them (4 setups at 1366 px: three cards a row)
+CARD_WIDTH = 290
+
+
+def calls_over(replay: Replay, context_window: int) -> int:
+    """LLM calls that still send more than ``context_window`` tokens under this replay."""
+    return sum(1 for s in replay.steps if s.tokens_sent > context_window)
+
+
 def show_metric_cards(results: Sequence[SetupResult], context_window: int) -> None:
-    """Headline numbers: the uncompacted log, then one card per replayed setup."""
+    """Headline numbers: the uncompacted log, then one card per replayed setup, each with the calls still over its
+    window."""
     replayed = [r for r in results if r.replay is not None]
     if not replayed:
         return
@@ -105,36 +116,44 @@ def show_metric_cards(results: Sequence[SetupResult], context_window: int) -> No
     peak = max(uncompacted, default=0)
     total = sum(uncompacted)
     over = sum(1 for t in uncompacted if t > context_window)
-    cols = st.columns(len(replayed) + 1)
-    with cols[0].container(border=True):
-        st.markdown("**Uncompacted log**")
-        left, right = st.columns(2)
-        left.metric("Peak context", compact_number(peak),
-                    help=f"The largest context any LLM call of the log sent: {peak:,} tokens.")
-        right.metric("Total sent", compact_number(total),
-                     help=f"Sum over all LLM calls of the tokens each call sent: {total:,} tokens.")
-        st.caption(f"{over:,} of {len(uncompacted):,} calls exceed the {context_window:,}-token window"
-                   + (": without compaction they would fail or be truncated." if over else "."))
-    for col, r in zip(cols[1:], replayed, strict=True):
-        s = r.replay.summary()
-        saved_pct = 100.0 * s["tokens_saved"] / s["total_tokens_uncompacted"] if s["total_tokens_uncompacted"] else 0.0
-        with col.container(border=True):
-            st.markdown(f"**{setup_title(r.setup.label, r.setup.color)}** · {r.replay.strategy.title}")
-            left, right = st.columns(2)
-            left.metric("Peak context", compact_number(s["peak_tokens_sent"]),
-                        delta=compact_number(s["peak_tokens_sent"] - peak), delta_color="inverse",
-                        help=f"The largest context this setup sent in any LLM call: {s['peak_tokens_sent']:,} tokens "
-                        f"({s['peak_tokens_sent'] - peak:+,} against the uncompacted log).")
-            right.metric("Tokens saved", compact_number(s["tokens_saved"]), delta=f"{saved_pct:.1f}%",
-                         delta_color="normal" if s["tokens_saved"] >= 0 else "inverse",
-                         help="Total tokens sent by the uncompacted log minus this setup's total, over all LLM calls: "
-                         f"{s['tokens_saved']:,} tokens ({saved_pct:.1f}% of the uncompacted total).")
-            declined = s["declined_triggers"]
-            st.caption(f"{s['compactions']:,} compaction{'s' if s['compactions'] != 1 else ''}"
-                       + (f" · {declined:,} declined trigger{'s' if declined != 1 else ''} (nothing it may compact)"
-                          if declined else ""))
-            _loss_badges(r)
-            _setup_warnings(r)
+    with st.container(horizontal=True, gap="small", key="cards"):
+        with st.container(border=True, width=CARD_WIDTH):
+            st.markdown("**Uncompacted log**")
+            with st.container(horizontal=True, gap="medium"):
+                st.metric("Peak context", compact_number(peak), width="content",
+                          help=f"The largest context any LLM call of the log sent: {peak:,} tokens.")
+                st.metric("Total sent", compact_number(total), width="content",
+                          help=f"Sum over all LLM calls of the tokens each call sent: {total:,} tokens.")
+            st.caption(f"{over:,} of {len(uncompacted):,} calls exceed the {context_window:,}-token window"
+                       + (": without compaction they would fail or be truncated." if over else "."))
+        for r in replayed:
+            with st.container(border=True, width=CARD_WIDTH):
+                _setup_card(r, peak)
+
+
+def _setup_card(r: SetupResult, peak: int) -> None:
+    s = r.replay.summary()
+    saved_pct = 100.0 * s["tokens_saved"] / s["total_tokens_uncompacted"] if s["total_tokens_uncompacted"] else 0.0
+    st.markdown(f"**{setup_title(r.setup.label, r.setup.color)}** · {r.replay.strategy.title}")
+    with st.container(horizontal=True, gap="medium"):
+        st.metric("Peak context", compact_number(s["peak_tokens_sent"]), width="content",
+                  delta=compact_number(s["peak_tokens_sent"] - peak), delta_color="inverse",
+                  help=f"The largest context this setup sent in any LLM call: {s['peak_tokens_sent']:,} tokens "
+                  f"({s['peak_tokens_sent'] - peak:+,} against the uncompacted log).")
+        st.metric("Tokens saved", compact_number(s["tokens_saved"]), delta=f"{saved_pct:.1f}%", width="content",
+                  delta_color="normal" if s["tokens_saved"] >= 0 else "inverse",
+                  help="Total tokens sent by the uncompacted log minus this setup's total, over all LLM calls: "
+                  f"{s['tokens_saved']:,} tokens ({saved_pct:.1f}% of the uncompacted total).")
+    declined = s["declined_triggers"]
+    window = r.replay.context_window
+    still = calls_over(r.replay, window)
+    over_text = (f":red[**{still:,} call{'s' if still != 1 else ''} still over the {window:,}-token window**]"
+                 if still else f"no call over the {window:,}-token window")
+    st.caption(f"{s['compactions']:,} compaction{'s' if s['compactions'] != 1 else ''}"
+               + (f" · {declined:,} declined trigger{'s' if declined != 1 else ''} (nothing it may compact)"
+                  if declined else "") + f" · {over_text}")
+    _loss_badges(r)
+    _setup_warnings(r)
 
 
 LOSS_HELP = (

@@ -216,21 +216,26 @@ def choose_counter(keys: CounterKeys = SHARED_COUNTER_KEYS, header: bool = True)
     return choice.counter.spec if choice.notice else spec
 
 
-def choose_policy(keys: PolicyKeys = SHARED_POLICY_KEYS, header: bool = True) -> Policy:
-    """``context_window``, ``compact_at`` and ``compact_to`` from their widgets, validated as Haystack does."""
+def choose_policy(keys: PolicyKeys = SHARED_POLICY_KEYS, header: bool = True, inline: bool = False) -> Policy:
+    """``context_window``, ``compact_at`` and ``compact_to`` from their widgets, validated as Haystack does.
+
+    ``inline``: the three widgets side by side on one row (the tuning view at the top of the page), else stacked."""
     if header:
         st.header("Threshold policy", divider="gray")
-    window = st.number_input(
+    slots = st.columns([1.0, 1.35, 1.35], gap="medium") if inline else (st.container(), st.container(),
+                                                                        st.container())
+    window = slots[0].number_input(
         "Context window (tokens)",
         min_value=WINDOW_RANGE[0],
         max_value=WINDOW_RANGE[1],
         **initial(keys.window, value=DEFAULT_WINDOW),
         step=1_000,
         key=keys.window,
-        help="The model's context window. Haystack CompactionHook(context_window=…); the bundled samples reach "
-        "about 57k–118k tokens uncompacted, so at the default 64k all of them compact.",
+        help="The model's context window. Haystack CompactionHook(context_window=…). It follows the loaded log (the "
+        "window the log states, else its model's); a log that says nothing starts at 64,000, sized for the bundled "
+        "samples.",
     )
-    compact_at = st.slider(
+    compact_at = slots[1].slider(
         "Compact at (fraction of the window)",
         min_value=AT_RANGE[0],
         max_value=AT_RANGE[1],
@@ -239,7 +244,7 @@ def choose_policy(keys: PolicyKeys = SHARED_POLICY_KEYS, header: bool = True) ->
         key=keys.compact_at,
         help="Trigger: compaction runs before an LLM call once the context reaches compact_at × window.",
     )
-    compact_to = st.slider(
+    compact_to = slots[2].slider(
         "Compact to (fraction of the window)",
         min_value=TO_RANGE[0],
         max_value=TO_RANGE[1],
@@ -251,14 +256,20 @@ def choose_policy(keys: PolicyKeys = SHARED_POLICY_KEYS, header: bool = True) ->
     )
     policy = check_policy(int(window), round(float(compact_at), 4), round(float(compact_to), 4))
     if policy.valid:
-        st.caption(
-            f"Trigger at **{int(window * policy.compact_at):,}** tokens · target **{int(window * policy.compact_to):,}** "
-            "tokens (strategies with their own trigger may differ)."
-        )
+        if not inline:
+            st.caption(f"Trigger at **{int(window * policy.compact_at):,}** tokens · target "
+                       f"**{int(window * policy.compact_to):,}** tokens (strategies with their own trigger may differ).")
     else:
         # our own validation text, not log content; the full reason is shown above the results
         st.error(policy.error.split(". ")[0] + ".", icon=":material/block:")
     return policy
+
+
+def policy_caption(policy: Policy) -> str:
+    """``Trigger at **44,800** tokens · target **25,600**`` (our own words and numbers), for a valid policy."""
+    window = policy.context_window
+    return (f"Trigger at **{int(window * policy.compact_at):,}** tokens · target **{int(window * policy.compact_to):,}**"
+            " (strategies with their own trigger may differ)")
 
 
 # ------------------------------------------------------------------------------------------------ window from the log
@@ -310,16 +321,30 @@ def follow_log_window(conversation: Conversation, log_key: str) -> LogWindow:
     return LogWindow(resolved, applied=False, offered=user != value and resolved.source != "default")
 
 
-def show_log_window(window: LogWindow | None, log_key: str) -> None:
-    """Under the window widget: where its value came from, or the log's window with a button to use it."""
+def window_note(window: LogWindow | None, source: bool = True) -> str | None:
+    """Where the window widget's value came from, as caption markdown (None when the log's window is not applied;
+    ``source``: with the resolution's source, e.g. ``log:model_context_window``)."""
+    if window is None or not window.applied:
+        return None
+    resolved = window.resolved
+    origin = "window from the log" if resolved.source != "default" else "default window"
+    return f"{origin}: {escape_markdown(resolved.note)}" + (f" ({escape_markdown(resolved.source)})" if source else "")
+
+
+def show_log_window(window: LogWindow | None, log_key: str, caption: bool = True) -> None:
+    """Under the window widget: where its value came from (unless ``caption`` is False: the caller shows
+    :func:`window_note` itself), or the log's window with a button to use it."""
     if window is None:
         return
     resolved = window.resolved
-    if window.applied:
-        origin = "Window from the log" if resolved.source != "default" else "Default window"
-        st.caption(f"{origin}: {escape_markdown(resolved.note)} ({escape_markdown(resolved.source)}).")
+    note = window_note(window)
+    if note is not None:
+        if caption:
+            st.caption(note[0].upper() + note[1:] + ".")
     elif window.offered:
-        st.info(f"This log's window is **{int(resolved.value):,}** — {escape_markdown(resolved.note)}. Your window "
-                "is kept.", icon=":material/info:")
-        st.button("Use the log's window", key=USE_LOG_WINDOW_KEY, on_click=_apply_log_window,
-                  args=(log_key, resolved), help="Replace the shared context window with the log's.")
+        with st.container(horizontal=True, vertical_alignment="center", gap="small", wrap=False):
+            st.caption(f":blue[:material/info:] This log's window is **{int(resolved.value):,}** — "
+                       f"{escape_markdown(resolved.note)}. Your window is kept.", width="stretch")
+            st.button("Use the log's window", key=USE_LOG_WINDOW_KEY, on_click=_apply_log_window,
+                      args=(log_key, resolved), help="Replace the shared context window with the log's.",
+                      type="tertiary")

@@ -100,9 +100,46 @@ def _int_step(param: Param) -> int:
     return 10 ** max(len(str(default)) - 2, 0)
 
 
+STRATEGY_HELP = ("How this setup compacts. Each strategy re-creates one framework's compactor, behaviour for behaviour "
+                 "(grouped by framework, named as the framework names it); its parameters are in the sidebar.")
+
+
+def strategy_options(strategies: dict[str, StrategyInfo]) -> list[str]:
+    """Strategy names grouped by framework (in the order of their full titles), then by title."""
+    return sorted(strategies, key=lambda n: (strategies[n].title.split(" · ")[0].lower(), strategies[n].title.lower()))
+
+
+def choose_strategy(slot_id: str, strategies: dict[str, StrategyInfo], label: str) -> str:
+    """One setup's strategy picker (its full title, framework first); a stale value is dropped before it draws."""
+    names = strategy_options(strategies)
+    key = strategy_key(slot_id)
+    if st.session_state.get(key) not in names:
+        st.session_state.pop(key, None)
+    return st.selectbox(label, names, **settings.initial(key, index=names.index(state.NEW_SETUP_STRATEGY)),
+                        format_func=lambda n: strategies[n].title, key=key, help=STRATEGY_HELP)
+
+
+def choose_strategies(strategies: dict[str, StrategyInfo] | None = None, per_row: int = 4) -> dict[str, str]:
+    """The tuning view's strategy pickers, one per setup side by side (``per_row`` to a row), each labelled with
+    the setup's name in its colour: the strategy chosen by slot id."""
+    strategies = strategies or compaction.strategies()
+    slots = state.slots()
+    chosen: dict[str, str] = {}
+    taken: list[str] = []
+    for start in range(0, len(slots), per_row):
+        row = slots[start:start + per_row]
+        for col, slot in zip(st.columns(per_row if len(slots) > per_row else len(row)), row):
+            label = state.unique_label(state.label_of(slot.id), taken)
+            taken.append(label)
+            with col:
+                chosen[slot.id] = choose_strategy(slot.id, strategies, setup_title(label, slot.color))
+    return chosen
+
+
 def choose_setup(slot: state.Slot, strategies: dict[str, StrategyInfo], shared_policy: settings.Policy,
-                 shared_counter: str, taken: Sequence[str], removable: bool) -> SetupSpec:
-    """Sidebar: one setup's name, strategy (with its summary and docs link), parameters, policy and counter."""
+                 shared_counter: str, taken: Sequence[str], removable: bool, chosen: str | None = None) -> SetupSpec:
+    """Sidebar: one setup's name, strategy (``chosen`` when the tuning view drew its picker; otherwise here) with
+    its summary and docs link, parameters, policy and counter."""
     wanted = state.label_of(slot.id)
     label = state.unique_label(wanted, taken)
     st.header(setup_title(label, slot.color), divider="gray")
@@ -112,19 +149,7 @@ def choose_setup(slot: state.Slot, strategies: dict[str, StrategyInfo], shared_p
         st.caption(f"No name given: shown as {escape_markdown(label)}.")
     elif label != " ".join(wanted.split())[: state.MAX_LABEL]:
         st.caption(f"Another setup is called that: shown as {escape_markdown(label)}.")
-    names = sorted(strategies, key=lambda n: (strategies[n].family, n))
-    key = strategy_key(slot.id)
-    if st.session_state.get(key) not in names:
-        st.session_state.pop(key, None)
-    name = st.selectbox(
-        "Strategy",
-        names,
-        **settings.initial(key, index=0),
-        format_func=lambda n: strategies[n].title,
-        key=key,
-        help="How this setup compacts. Each strategy re-creates one framework's compactor, behaviour for "
-        "behaviour; its parameters follow.",
-    )
+    name = chosen or choose_strategy(slot.id, strategies, "Strategy")
     info = strategies[name]
     docs = f" [Documentation ↗]({info.docs_url})" if info.docs_url else ""
     st.caption(f"{info.summary}{docs}")
@@ -167,9 +192,10 @@ def _param_widgets(slot_id: str, strategy: str, params: Sequence[Param]) -> dict
     return {p.name: param_widget(p, widget_key(slot_id, strategy, p.name)) for p in params}
 
 
-def choose_setups(shared_policy: settings.Policy | None = None, shared_counter: str | None = None
-                  ) -> list[SetupSpec]:
-    """Sidebar: every setup of this session, in order, and a button to add one."""
+def choose_setups(shared_policy: settings.Policy | None = None, shared_counter: str | None = None,
+                  chosen: dict[str, str] | None = None) -> list[SetupSpec]:
+    """Sidebar: every setup of this session, in order, and a button to add one (``chosen``: the strategies picked in
+    the tuning view, by slot id; a setup without one gets its picker here)."""
     shared = settings.shared_values()
     policy = shared_policy or settings.check_policy(shared.context_window, shared.compact_at, shared.compact_to)
     counter = shared_counter or shared.counter
@@ -177,7 +203,8 @@ def choose_setups(shared_policy: settings.Policy | None = None, shared_counter: 
     slots = state.slots()
     specs: list[SetupSpec] = []
     for slot in slots:
-        specs.append(choose_setup(slot, strategies, policy, counter, [s.label for s in specs], len(slots) > 1))
+        specs.append(choose_setup(slot, strategies, policy, counter, [s.label for s in specs], len(slots) > 1,
+                                  (chosen or {}).get(slot.id)))
     st.button("Add a setup", key=ADD_KEY, on_click=state.add_default_setup, icon=":material/add:", width="stretch",
               help="Compare one more strategy or parameter choice; every chart and table follows.")
     return specs

@@ -38,10 +38,13 @@ def _import_setups() -> None:
         return
     try:
         read = read_setups_json(upload.getvalue())
+        if read.setups:
+            state.remember(f"the setups imported from *{escape_markdown(upload.name)}*")
         notices = [*read.clamped, *(state.replace_setups(read.setups, untrusted=True) if read.setups else ())]
     except Exception as exc:  # noqa: BLE001 - an imported file must never break the page; a bug here is logged
         if not isinstance(exc, ValueError):
             log.exception("importing setups failed")
+        st.session_state.pop(state.UNDO_KEY, None)  # nothing was replaced
         st.session_state[IMPORT_ERROR_KEY] = [f"{upload.name}: {one_line(exc)}"]
         return
     if read.problems:
@@ -86,27 +89,36 @@ def _link_and_setups(results: Sequence, from_upload: bool) -> None:
     st.markdown("**Link to this view.** The address bar holds the log, every setup and the selected step: copy it "
                 "to share this view, or reload the page to come back to it.")
     if from_upload:
-        st.caption("An uploaded log cannot travel in a link: whoever opens it uploads the same file.")
-    specs = [r.setup for r in results]
-    st.download_button("Download the setups (JSON)", setups_to_json([s.setup() for s in specs]),
-                       file_name="setups.json", mime="application/json", icon=":material/download:",
-                       key="share.setups_json",
-                       help="Every setup with its strategy, parameters, policy and counter; import it here again or "
-                       "run it with the CLI.")
-    st.file_uploader("Import setups (JSON)", type=["json"], key=IMPORT_FILE_KEY,
-                     help="A file downloaded above (or {\"setups\": [...]}); it replaces the current setups.")
-    st.button("Load the setups from the file", key=IMPORT_BUTTON_KEY, on_click=_import_setups,
-              icon=":material/upload:")
-    done = st.session_state.get(IMPORT_DONE_KEY)
-    errors = st.session_state.get(IMPORT_ERROR_KEY)
-    if errors:
-        title = "Some setups could not be imported" if done else "Could not import the setups"
-        st.error(f"**{title}** — " + listed(errors), icon=":material/error:")
-    notices = st.session_state.get(IMPORT_NOTICES_KEY)
-    if notices:
-        st.info("**Some imported values were moved into range** — " + listed(notices), icon=":material/tune:")
-    if done:
-        st.success(f"Loaded {done} setup{'s' if done != 1 else ''}.", icon=":material/check:")
+        st.caption("An uploaded log cannot travel in a link: the link names the file (its name, size and digest), "
+                   "and whoever opens it is asked to upload the same file.")
+    st.caption("The setups can also travel as a JSON file: *Setups as a file* in the sidebar.")
+
+
+def show_setups_file(specs: Sequence) -> None:
+    """Sidebar: every setup as a JSON file to download, and a file to import setups from (replacing the current
+    ones; one click undoes it). ``specs``: the :class:`~.setups.SetupSpec` list."""
+    state_ = st.session_state
+    reported = any(state_.get(k) for k in (IMPORT_DONE_KEY, IMPORT_ERROR_KEY, IMPORT_NOTICES_KEY))
+    with st.expander("Setups as a file", icon=":material/data_object:", expanded=reported):
+        st.download_button("Download the setups (JSON)", setups_to_json([s.setup() for s in specs]),
+                           file_name="setups.json", mime="application/json", icon=":material/download:",
+                           key="share.setups_json", width="stretch",
+                           help="Every setup with its strategy, parameters, policy and counter; import it here again "
+                           "or run it with the CLI.")
+        st.file_uploader("Import setups (JSON)", type=["json"], key=IMPORT_FILE_KEY,
+                         help="A file downloaded above (or {\"setups\": [...]}); it replaces the current setups.")
+        st.button("Load the setups from the file", key=IMPORT_BUTTON_KEY, on_click=_import_setups,
+                  icon=":material/upload:", width="stretch")
+        done = st.session_state.get(IMPORT_DONE_KEY)
+        errors = st.session_state.get(IMPORT_ERROR_KEY)
+        if errors:
+            title = "Some setups could not be imported" if done else "Could not import the setups"
+            st.error(f"**{title}** — " + listed(errors), icon=":material/error:")
+        notices = st.session_state.get(IMPORT_NOTICES_KEY)
+        if notices:
+            st.info("**Some imported values were moved into range** — " + listed(notices), icon=":material/tune:")
+        if done:
+            st.success(f"Loaded {done} setup{'s' if done != 1 else ''}.", icon=":material/check:")
 
 
 def _production(focus) -> None:

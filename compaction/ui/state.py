@@ -219,6 +219,74 @@ def replace_setups(setups: Sequence[Setup], focus_position: int = 0, untrusted: 
     return notices
 
 
+#: session-state keys outside the setups' own (``setup.…``) that change what the whole page shows
+PAGE_KEYS = (SLOTS_KEY, FOCUS_KEY, "fleet_open_log", *settings.SHARED_POLICY_KEYS, *settings.SHARED_COUNTER_KEYS)
+
+
+def page_signature() -> str:
+    """What the whole page depends on in session state (the setups, the shared policy and counter, a log opened from
+    the fleet), as one string: a part of the page that reruns alone compares it with the full run's to know whether
+    a widget inside it changed the rest of the page (see :func:`.step_panel.explorer`)."""
+    state = st.session_state
+    opened = state.get("fleet_open_log")
+    parts = [repr(state.get(k)) for k in PAGE_KEYS if k != "fleet_open_log"]
+    parts.append(repr((opened.get("name"), opened.get("conversation"))) if isinstance(opened, dict) else "")
+    parts += sorted(f"{k}={state[k]!r}" for k in state if isinstance(k, str) and k.startswith("setup.")
+                    and not k.endswith(BUTTON_SUFFIXES))
+    return "\n".join(parts)
+
+
+# ------------------------------------------------------------------------------------------------ undo
+UNDO_KEY = "setups.undo"
+UNDO_BUTTON_KEY = "setups.undo.button"
+KEEP_BUTTON_KEY = "setups.undo.keep"
+#: what an undo puts back besides the setups' own keys: the slots, the focus, the shared policy and counter, the sample
+UNDO_KEYS = (SLOTS_KEY, FOCUS_KEY, *settings.SHARED_POLICY_KEYS, *settings.SHARED_COUNTER_KEYS, "log.sample",
+             "step", "step.auto")
+
+
+def remember(reason: str) -> None:
+    """Keep the setups as they are (with the shared policy and counter, the sample and the step) before ``reason``
+    (our own words, e.g. "the lesson …") replaces or changes them, so that :func:`undo` can put them back."""
+    state = st.session_state
+    saved = {k: state[k] for k in state if isinstance(k, str) and k.startswith("setup.")
+             and not k.endswith(BUTTON_SUFFIXES) and not k.startswith("setups.")}
+    saved.update({k: state[k] for k in UNDO_KEYS if k in state})
+    state[UNDO_KEY] = {"reason": reason, "values": saved}
+
+
+def undo() -> None:
+    """Callback: put back the setups :func:`remember` kept (nothing to undo: nothing changes)."""
+    state = st.session_state
+    kept = state.pop(UNDO_KEY, None)
+    if not kept:
+        return
+    for key in [k for k in state if isinstance(k, str) and k.startswith("setup.")]:
+        del state[key]
+    for key in UNDO_KEYS:
+        state.pop(key, None)
+    for key, value in kept["values"].items():
+        state[key] = value
+    state.pop("tour.lesson", None)
+
+
+def forget_undo() -> None:
+    """Callback: keep the new setups (the undo offer goes away)."""
+    st.session_state.pop(UNDO_KEY, None)
+
+
+def show_undo() -> None:
+    """When setups were just replaced: what replaced them, and one click to get the previous ones back."""
+    kept = st.session_state.get(UNDO_KEY)
+    if not kept:
+        return
+    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+        st.markdown(f":material/history: Your setups were replaced by {kept['reason']}.")  # our own words
+        st.button("Undo", key=UNDO_BUTTON_KEY, on_click=undo, icon=":material/undo:", type="primary",
+                  help="Put back the setups, thresholds, counter, sample and step you had before.")
+        st.button("Keep the new ones", key=KEEP_BUTTON_KEY, on_click=forget_undo, type="tertiary")
+
+
 # ------------------------------------------------------------------------------------------------ values
 def label_of(slot_id: str) -> str:
     return str(st.session_state.get(label_key(slot_id)) or slot_id)

@@ -7,14 +7,14 @@ selection when it differs from the previous click, so the slider and the buttons
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import streamlit as st
 
 from compaction import charts, views
 
-from . import cache, url_state
+from . import cache, state, url_state
 from .context_view import show_context
 from .guard import section
 from .inspect_setup import FLOOR_HELP, show_inside
@@ -79,37 +79,53 @@ def _chosen() -> None:
     st.session_state[AUTO_KEY] = False
 
 
-@st.fragment
-def step_panel(runs: Sequence[views.Run], setup_colors: Mapping[str, str], context_window: int | None,
-               runs_key: cache.RunsKey, results: Sequence = ()) -> None:
-    """Tokens per LLM call, the step selector, what each setup sends at the selected step, and inside the setup in
-    focus (``results``: the :class:`~.results.SetupResult` list).
+#: the tokens chart's height in the tuning view (with the threshold row and the strategy pickers above it, the chart
+#: and the controls fit a 1366×768 screen together)
+TUNING_CHART_HEIGHT = 340
+CHART_CAPTION = (
+    "One point per LLM call (the tokens it sent); dashed grey: the log without compaction. ▼ a compaction, its drop "
+    "line from the tokens before to after; ✕ a declined trigger. Horizontal lines: the window, each trigger and "
+    "target. Faint bands: each setup's incompressible floor. **Click a point** to inspect that call below."
+)
 
-    A fragment: clicking a point or moving the slider reruns only this panel, not the replays.
+
+@st.fragment
+def explorer(runs: Sequence[views.Run], setup_colors: Mapping[str, str], runs_key: cache.RunsKey,
+             details: Callable[[int], None], page: str = "") -> None:
+    """The tokens chart of the tuning view, the step selector and ``details(step)`` (cards and tabs below it).
+
+    A fragment: clicking a point, moving the step or using a tab reruns only this part, not the replays. The chart's
+    spec stays the same from step to step (the step is its own dataset), so the browser redraws it in place. When a
+    widget inside changed what the rest of the page shows (``page``: :func:`.state.page_signature` as the full run
+    saw it), the whole page runs again instead.
     """
+    if page and state.page_signature() != page:
+        st.rerun()
     last_step = max(len(rep.steps) for _, rep in runs) - 1
     step = sync_step(last_step, views.default_step(runs))
-    st.subheader("Tokens per LLM call", anchor="tokens")
     with section("Tokens chart"):
         colors = tuple(series_colors(runs, setup_colors).items())
-        spec = cache.tokens_chart_spec(runs_key, colors, context_window, runs)
-        st.vega_lite_chart(charts.with_selected_step(spec.ready, step), key=CHART_KEY, on_select="rerun",
+        spec = cache.tokens_chart_spec(runs_key, colors, None, runs, TUNING_CHART_HEIGHT)
+        st.vega_lite_chart(spec.at_step(step), key=CHART_KEY, on_select="rerun",
                            selection_mode=[charts.SELECTION], width="stretch")
-        st.caption(
-            "Each point is one LLM call and the tokens it sent; the dashed line is the log without compaction. "
-            "A drop line under ▼ runs from the tokens before a compaction to the tokens after it. Dark squares: the "
-            "prompt tokens the provider reported (when the log has them); purple dashed verticals: compactions the "
-            "real agent did. **Click a point** (or use the slider) to inspect that call below.",
-            help=FLOOR_HELP,
-        )
     with section("Step selector"):
         _step_controls(runs, last_step)
+        st.caption(CHART_CAPTION, help=FLOOR_HELP)
     url_state.publish_step(st.session_state[STEP_KEY])
+    details(st.session_state[STEP_KEY])
+
+
+def show_step_context(runs: Sequence[views.Run], setup_colors: Mapping[str, str], step: int,
+                      runs_key: cache.RunsKey) -> None:
+    """What each setup sends at ``step``, side by side."""
     with section("Context at the selected step"):
-        show_context(runs, setup_colors, st.session_state[STEP_KEY], runs_key)
-    if results:
-        with section("Inside one setup"):
-            show_inside(results, st.session_state[STEP_KEY])
+        show_context(runs, setup_colors, step, runs_key)
+
+
+def show_step_inside(results: Sequence, step: int) -> None:
+    """Inside the setup in focus at ``step`` (``results``: the :class:`~.results.SetupResult` list)."""
+    with section("Inside one setup"):
+        show_inside(results, step)
 
 
 def _step_controls(runs: Sequence[views.Run], last_step: int) -> None:

@@ -98,6 +98,7 @@ def lesson_step(preset: Preset, path: Path) -> int | None:
 def load_preset(preset: Preset, samples: Sequence[Path]) -> None:
     """Callback: load the preset's sample, setups and step, and show its lesson."""
     path = next(p for p in samples if p.name == preset.sample)
+    state.remember(f"the lesson *{preset.title}*")
     st.session_state[SAMPLE_KEY] = path
     state.replace_setups(preset.setups, focus_position=preset.step_from[0] if preset.step_from else 0)
     step = lesson_step(preset, path)
@@ -111,18 +112,24 @@ def _close() -> None:
     st.session_state.pop(LESSON_KEY, None)
 
 
-def show_tour(samples: Sequence[Path]) -> None:
-    """The tour buttons, and the current lesson (if a preset was loaded)."""
+def show_tour(samples: Sequence[Path], uploaded: bool = False) -> None:
+    """The tour's button (a popover with one button per lesson: each says it replaces the setups, which can be
+    undone; ``uploaded``: an upload is loaded, which a lesson cannot replace, so the lessons wait for it to go)."""
     names = {p.name for p in samples}
-    with st.expander("Guided tour: three lessons on the bundled samples", icon=":material/school:",
-                     expanded=LESSON_KEY not in st.session_state):
-        st.caption("Each button loads a sample, two setups and the step that shows the lesson (remove any uploaded "
-                   "log first: an upload takes precedence over the samples).")
-        cols = st.columns(len(PRESETS))
-        for col, preset in zip(cols, PRESETS, strict=True):
-            col.button(preset.title, key=f"tour.{preset.key}", on_click=load_preset, args=(preset, samples),
-                       disabled=preset.sample not in names, width="stretch",
-                       help=None if preset.sample in names else f"needs the bundled sample {preset.sample}")
+    with st.popover("Guided tour", icon=":material/school:", help="Three lessons on the bundled samples."):
+        st.caption("Each lesson loads a sample, two setups and the step that shows it. It replaces your setups; "
+                   "one click (*Undo*) brings them back.")
+        if uploaded:
+            st.caption("Remove the uploaded log in the sidebar first: an upload takes precedence over the samples.")
+        for preset in PRESETS:
+            missing = preset.sample not in names
+            st.button(preset.title, key=f"tour.{preset.key}", on_click=load_preset, args=(preset, samples),
+                      disabled=missing or uploaded, width="stretch",
+                      help=f"needs the bundled sample {preset.sample}" if missing else None)
+
+
+def show_lesson() -> None:
+    """The current lesson (if a preset was loaded), with a button to close it."""
     current = next((p for p in PRESETS if p.key == st.session_state.get(LESSON_KEY)), None)
     if current is not None:
         with st.container(border=True):

@@ -10,6 +10,8 @@ parameter and the value; the link's setups make no live summarizer call until th
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,9 +21,17 @@ from compaction.setups import Setup, encode_for_url, read_setups_link
 
 from . import source, state
 from .guard import log, one_line
-from .text import listed
+from .text import escape_markdown, listed
 
 LOG_PARAM = "log"
+#: a log that cannot travel in a link (an upload, a session of this machine): ``<size>:<sha256 prefix>:<file name>``
+UPLOAD_PARAM = "upload"
+EXPECTED_UPLOAD_KEY = "url.expected_upload"
+SHOW_SAMPLE_KEY = "url.expected_upload.dismiss"
+#: hex digits of the log's sha256 a link carries, and the longest file name it carries
+DIGEST_CHARS = 16
+MAX_NAME_CHARS = 200
+UPLOAD_TOKEN = re.compile(r"(\d{1,15}):([0-9a-f]{1,64}):(.{1,200})", flags=re.DOTALL)
 SETUPS_PARAM = "setups"
 STEP_PARAM = "step"
 RESTORED_KEY = "url.restored"
@@ -48,6 +58,13 @@ def restore(samples: Sequence[Path]) -> None:
             problems.append(f"the linked log {name[:100]!r} is not a bundled sample here")
         else:
             st.session_state[source.SAMPLE_KEY] = match
+    upload = params.get(UPLOAD_PARAM)
+    if upload and not name:
+        expected = read_upload_token(upload)
+        if expected is None:
+            problems.append("the linked upload is not in the form size:digest:name")
+        else:
+            st.session_state[EXPECTED_UPLOAD_KEY] = expected
     token = params.get(SETUPS_PARAM)
     if token:
         _restore_setups(token, problems, notices)
@@ -101,10 +118,59 @@ def _put(name: str, value: str | None) -> None:
         params[name] = value
 
 
-def publish_view(log_name: str | None, setups: Sequence[Setup]) -> None:
-    """Write the log (None for an upload, which a link cannot carry) and the setups into the URL."""
-    _put(LOG_PARAM, log_name)
+def upload_token(name: str, size: int, digest: str) -> str:
+    """What a link says of a log it cannot carry: ``<size>:<sha256 prefix>:<file name>``."""
+    return f"{int(size)}:{digest[:DIGEST_CHARS]}:{os.path.basename(name)[:MAX_NAME_CHARS]}"
+
+
+def read_upload_token(token: str) -> dict[str, object] | None:
+    """``{"name", "size", "digest"}`` from :func:`upload_token`'s form, or None when it is not in that form."""
+    match = UPLOAD_TOKEN.fullmatch(token[: MAX_NAME_CHARS + 100])
+    if match is None:
+        return None
+    return {"size": int(match.group(1)), "digest": match.group(2), "name": " ".join(match.group(3).split())}
+
+
+def publish_view(choice: source.LogChoice | None, setups: Sequence[Setup]) -> None:
+    """Write the log and the setups into the URL: a bundled sample by name; a log a link cannot carry (an upload, a
+    session of this machine, a log opened from the fleet) by its name, size and digest, so that whoever opens the
+    link is asked for that file (a link that still waits for its file keeps saying so)."""
+    sample = choice.name if choice is not None and choice.origin == "sample" else None
+    upload = None
+    expected = st.session_state.get(EXPECTED_UPLOAD_KEY)
+    if choice is not None and choice.origin != "sample" and choice.folder is None:
+        upload = upload_token(choice.name, len(choice.data), choice.key)
+    elif expected:
+        sample, upload = None, upload_token(str(expected["name"]), int(expected["size"]), str(expected["digest"]))
+    _put(LOG_PARAM, sample)
+    _put(UPLOAD_PARAM, upload)
     _put(SETUPS_PARAM, encode_for_url(setups) if setups else None)
+
+
+def _show_sample_instead() -> None:
+    st.session_state.pop(EXPECTED_UPLOAD_KEY, None)
+
+
+def show_expected_upload(choice: source.LogChoice) -> bool:
+    """When the link was made on a log it could not carry: until that file is uploaded, say which one (name, size,
+    digest) instead of replaying the sample, and return False; once a file is uploaded, say whether it is the same
+    one. True: go on with the replay."""
+    expected = st.session_state.get(EXPECTED_UPLOAD_KEY)
+    if not expected:
+        return True
+    name, size, digest = escape_markdown(str(expected["name"])), int(expected["size"]), str(expected["digest"])
+    if choice.origin == "sample":
+        st.info(f"**This link was made on a log of its own: upload {name}** ({size:,} bytes, sha256 starting "
+                f"`{digest}`) in the sidebar to see this view. The link's setups are loaded; the bundled sample is "
+                "not shown in its place.", icon=":material/upload_file:")
+        st.button("Show the bundled sample instead", key=SHOW_SAMPLE_KEY, on_click=_show_sample_instead,
+                  icon=":material/description:")
+        return False
+    st.session_state.pop(EXPECTED_UPLOAD_KEY, None)
+    if not choice.key.startswith(digest):
+        st.warning(f"**This is not the file the link was made on** ({name}, {size:,} bytes, sha256 starting "
+                   f"`{digest}`): its numbers may differ from the shared view.", icon=":material/difference:")
+    return True
 
 
 def publish_step(step: int | None) -> None:

@@ -1,0 +1,147 @@
+"""The tuning view in headless Chromium on the real logs (the Codex rollout and the largest Claude Code session): at
+1366×768 the thresholds, the strategy pickers and the tokens chart are on screen together; the legend names every
+series, the provider-reported one included; threshold labels never cover each other; a step click redraws the chart
+in place (no new embed); with 4 setups no card truncates a number. One server and one page for all of it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, STARTUP_SECONDS, real_log, streamlit_app
+
+from compaction.ui import source
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = ROOT / "tests" / "artifacts"
+CHART = "[data-testid='stVegaLiteChart']"
+IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
+CONNECTED = "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
+CODEX = "codex-cli/AcidicSoil-codex-session-view__rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
+CLAUDE_CODE = "claude-code/marot-spotter__4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
+WIDTH, HEIGHT = 1366, 768
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    logs = [real_log(CODEX), real_log(CLAUDE_CODE)]
+    folder = tmp_path_factory.mktemp("real_samples")
+    for log in logs:
+        (folder / log.name).symlink_to(log)
+    env = {**os.environ, "COMPACTION_LAB_SAMPLES": str(folder), "COMPACTION_LAB_LOCAL_SESSIONS": "0"}
+    with streamlit_app(env) as url:
+        yield url
+
+
+def _settle(page) -> None:
+    page.wait_for_timeout(300)
+    page.wait_for_selector(CONNECTED, timeout=STARTUP_SECONDS * 1000)
+    page.wait_for_selector(IDLE, timeout=STARTUP_SECONDS * 1000)
+    page.wait_for_timeout(600)  # Vega draws after the script has finished
+
+
+def _visible(page, locator) -> bool:
+    """Whether the whole element is inside the viewport without scrolling."""
+    box = locator.bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= HEIGHT and box["x"] + box["width"] <= WIDTH
+
+
+def _tuning_on_one_screen(page) -> None:
+    chart = page.locator(f"{CHART} svg.marks").first
+    controls = [page.get_by_role("spinbutton", name="Context window (tokens)").first,
+                page.get_by_role("slider", name=re.compile("^Compact at")).first,
+                page.get_by_role("slider", name=re.compile("^Compact to")).first,
+                page.locator("[data-testid='stMain'] [data-testid='stSelectbox']").filter(
+                    has_text=re.compile("Setup B")).first]
+    assert page.evaluate("window.scrollY") == 0
+    assert _visible(page, chart), chart.bounding_box()
+    assert all(_visible(page, c) for c in controls), [c.bounding_box() for c in controls]
+
+
+def _chart_texts(page) -> list[str]:
+    return page.evaluate("(chart) => [...document.querySelector(chart).querySelectorAll('svg text')]"
+                         ".map(t => t.textContent)", CHART)
+
+
+def _labels_overlap(page) -> list[tuple[str, str]]:
+    """Pairs of threshold labels (window, trigger, target) whose boxes intersect."""
+    boxes = page.evaluate("""(chart) => [...document.querySelector(chart).querySelectorAll('svg text')]
+        .filter(t => /^(context window|trigger|target)/.test(t.textContent))
+        .map(t => { const r = t.getBoundingClientRect(); return [t.textContent, r.left, r.top, r.right, r.bottom]; })""",
+                          CHART)
+    return [(a[0], b[0]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+            if a[1] < b[3] and b[1] < a[3] and a[2] < b[4] and b[2] < a[4]]
+
+
+def _pick(page, title: str, position: int) -> None:
+    picker = page.locator("[data-testid='stMain'] [data-testid='stSelectbox']").nth(position)
+    picker.locator("input").first.click()
+    picker.locator("input").first.fill(title)
+    page.get_by_role("option", name=title, exact=True).first.click()
+    _settle(page)
+
+
+def test_the_tuning_view_on_the_real_logs(browser, app_url: str):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    try:
+        page.goto(app_url)
+        page.wait_for_selector(f"{CHART} svg.marks", timeout=STARTUP_SECONDS * 1000)
+        _settle(page)
+        assert page.get_by_role("spinbutton", name="Context window (tokens)").input_value() == "258400"  # the log's
+        _tuning_on_one_screen(page)
+        assert "provider-reported prompt tokens" in _chart_texts(page)
+        page.screenshot(path=str(ARTIFACTS / "tuning_codex_1366x768.png"))
+
+        sample = page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox']").first
+        sample.click()
+        page.get_by_role("option", name=Path(CLAUDE_CODE).name).click()
+        _settle(page)
+        window = page.get_by_role("spinbutton", name="Context window (tokens)")
+        window.fill("120000")
+        window.press("Enter")
+        _settle(page)
+        _tuning_on_one_screen(page)
+        texts = _chart_texts(page)
+        for name in ("Uncompacted log", "A · Haystack · ToolResultPruningCompactor",
+                     "B · Agent Framework (.NET) · ToolResultCompactionStrategy", "provider-reported prompt tokens",
+                     "compaction", "declined trigger", "agent compacted"):
+            assert name in texts, (name, texts)
+        page.screenshot(path=str(ARTIFACTS / "tuning_claude_code_1366x768.png"))
+
+        # a step click marks the step in the same embedded chart
+        svg = page.locator(f"{CHART} svg.marks").first
+        svg.evaluate("node => { node.__before_click = true; }")
+        point = page.locator(f"{CHART} svg.marks g.mark-symbol path[aria-label*='series: Uncompacted log; step: 100;']")
+        box = point.first.bounding_box()
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        _settle(page)
+        page.wait_for_function("() => [...document.querySelectorAll('h3')].some(h => h.innerText.startsWith("
+                               "'What each setup sends at step 100'))", timeout=30_000)
+        assert "step 100" in _chart_texts(page)
+        assert page.locator(f"{CHART} svg.marks").first.evaluate("node => node.__before_click === true")
+
+        for _ in range(2):
+            page.get_by_role("button", name="Add a setup").click()
+            _settle(page)
+        _pick(page, "Claude Code · auto-compact", 2)
+        _pick(page, "Haystack · SlidingWindowCompactor", 3)
+        texts = _chart_texts(page)
+        assert "C · Claude Code · auto-compact" in texts and "D · Haystack · SlidingWindowCompactor" in texts
+        assert not _labels_overlap(page)
+        assert page.get_by_text(re.compile(r"still over the 120,000-token window|no call over the 120,000-token "
+                                           r"window")).count() == 4  # one per setup
+        truncated = page.evaluate("""() => [...document.querySelectorAll('[data-testid=stMetricValue] *')]
+            .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)""")
+        assert truncated == []
+        page.get_by_role("heading", name="Results").scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "tuning_4_setups_1366x768.png"))
+        assert not page.locator("[data-testid='stException']").count()
+        assert source.DEFAULT_SAMPLE not in page.locator("[data-testid='stSidebar']").inner_text()
+    finally:
+        page.close()
