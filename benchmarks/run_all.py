@@ -68,7 +68,8 @@ def _runner(name: str, data_dir: str | None) -> Callable[[], list[Figure]]:
     if name == "browser_latency":
         import browser_latency
 
-        return lambda: browser_latency.run(calls_log(1000, data_dir))
+        log = browser_latency.largest_claude_code_log() or calls_log(1000, data_dir)
+        return lambda: browser_latency.run(log)
     import app_latency
 
     return lambda: app_latency.run(calls_log(1000, data_dir))
