@@ -8,7 +8,8 @@ to a folder of logs to offer those instead of the bundled samples.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 
 import streamlit as st
@@ -16,26 +17,25 @@ import streamlit as st
 from compaction.conversation import Conversation
 from compaction.setups import Setup
 from compaction.summarizers import gate_live_calls
-from compaction.ui import (
-    costs,
-    fleet_view,
-    heap,
-    live,
-    navigation,
-    results,
-    settings,
-    setups,
-    share,
-    source,
-    state,
-    step_panel,
-    sweep_view,
-    tour,
-    tuning,
-    url_state,
-)
+from compaction.ui import costs
+from compaction.ui import fleet_view
+from compaction.ui import heap
+from compaction.ui import live
+from compaction.ui import navigation
+from compaction.ui import results
+from compaction.ui import settings
+from compaction.ui import setups
+from compaction.ui import share
+from compaction.ui import source
+from compaction.ui import state
+from compaction.ui import step_panel
+from compaction.ui import sweep_view
+from compaction.ui import tour
+from compaction.ui import tuning
+from compaction.ui import url_state
 from compaction.ui.cache import tokens_chart_spec
-from compaction.ui.guard import section, show_error
+from compaction.ui.guard import section
+from compaction.ui.guard import show_error
 
 ROOT = Path(__file__).resolve().parent
 SAMPLES_DIR = Path(os.environ.get("COMPACTION_LAB_SAMPLES") or ROOT / "sample_conversations")

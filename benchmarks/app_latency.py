@@ -21,7 +21,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from figures import ROOT, Figure, print_figures, timed
+from figures import ROOT
+from figures import Figure
+from figures import print_figures
+from figures import timed
 
 RERENDER_TARGET_MS = 300.0
 CHART_ROWS_TARGET = 5_000
@@ -75,7 +78,9 @@ def run(log: Path, changes: int = 8) -> list[Figure]:
     """Measure the app on ``log``."""
     from streamlit.testing.v1 import AppTest
 
-    from compaction.ui import settings, source, state
+    from compaction.ui import settings
+    from compaction.ui import source
+    from compaction.ui import state
 
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / source.DEFAULT_SAMPLE).symlink_to(log.resolve())

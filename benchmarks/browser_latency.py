@@ -30,14 +30,19 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from figures import Figure, print_figures
+from figures import Figure
+from figures import print_figures
 from make_logs import REAL_LOGS
 
-from compaction.ui.server import STARTUP_SECONDS, free_port, streamlit_app, wait_healthy
+from compaction.ui.server import STARTUP_SECONDS
+from compaction.ui.server import free_port
+from compaction.ui.server import streamlit_app
+from compaction.ui.server import wait_healthy
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]

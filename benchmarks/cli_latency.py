@@ -18,8 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from figures import Figure, print_figures
-from make_logs import calls_log, sized_log
+from figures import Figure
+from figures import print_figures
+from make_logs import calls_log
+from make_logs import sized_log
 
 ROOT = Path(__file__).resolve().parents[1]
 SWEEP_TARGET_S = 1.2

@@ -25,7 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from figures import Figure, print_figures
+from figures import Figure
+from figures import print_figures
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL_LOGS = ROOT.parent / "shared" / "real_logs"
@@ -59,7 +60,8 @@ def child(args: argparse.Namespace) -> None:
     from sweep_and_fleet import fleet_setups
 
     import compaction
-    from compaction.analysis.fleet import find_logs, fleet
+    from compaction.analysis.fleet import find_logs
+    from compaction.analysis.fleet import fleet
 
     assert not args.old or Path(compaction.__file__).resolve().is_relative_to(Path(os.environ["PYTHONPATH"]).resolve())
     paths = [p for p in find_logs(args.corpus) if p.suffix != ".md"]  # the files the earlier code finds too

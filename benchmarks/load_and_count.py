@@ -19,11 +19,19 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from figures import Figure, Timing, best_of, print_figures, settled_heap, timed
+from figures import Figure
+from figures import Timing
+from figures import best_of
+from figures import print_figures
+from figures import settled_heap
+from figures import timed
 
 import compaction
 from compaction.tiktoken_offline import get_encoding
-from compaction.tokens import ApproxCounter, Counter, TiktokenCounter, render_haystack
+from compaction.tokens import ApproxCounter
+from compaction.tokens import Counter
+from compaction.tokens import TiktokenCounter
+from compaction.tokens import render_haystack
 
 ENCODING = "o200k_base"
 RATIO_TARGET = 1.5

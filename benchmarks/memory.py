@@ -16,7 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from figures import ROOT, Figure, print_figures
+from figures import ROOT
+from figures import Figure
+from figures import print_figures
 
 RSS_BASE_MB, RSS_PER_LOG_BYTE = 300.0, 5.0
 #: compaction on most calls of the 10,000-call log at the default policy: the most snapshots and changes
@@ -87,8 +89,9 @@ def replay_figure(log: Path, strategies: tuple[str, ...] = REPLAYED) -> Figure:
 
 def run(data_dir: str | None = None, replays: bool = True) -> list[Figure]:
     """Every memory figure whose input exists (the ~200 MB log only when ``make_logs.py --large`` built it)."""
-    from make_logs import calls_log, sized_log
+    from make_logs import calls_log
     from make_logs import data_dir as folder
+    from make_logs import sized_log
 
     figures = [load_figure(sized_log(20, data_dir))]
     large = folder(data_dir) / "size-200mb.openai.json"

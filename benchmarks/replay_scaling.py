@@ -16,7 +16,10 @@ import argparse
 import math
 import sys
 
-from figures import Figure, print_figures, settled_heap, timed
+from figures import Figure
+from figures import print_figures
+from figures import settled_heap
+from figures import timed
 
 import compaction
 from compaction.replay import Replay

@@ -37,18 +37,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from figures import Figure, print_figures  # noqa: E402
+from figures import Figure  # noqa: E402
+from figures import print_figures  # noqa: E402
 from generate_log import build_log  # noqa: E402
 from make_logs import longest_real_logs  # noqa: E402
 
 import compaction  # noqa: E402
-from compaction.interop.haystack import (  # noqa: E402
-    differences,
-    drive_haystack_hook,
-    to_haystack_messages,
-    to_haystack_tools,
-    with_tokens_sent,
-)
+from compaction.interop.haystack import differences  # noqa: E402
+from compaction.interop.haystack import drive_haystack_hook  # noqa: E402
+from compaction.interop.haystack import to_haystack_messages  # noqa: E402
+from compaction.interop.haystack import to_haystack_tools  # noqa: E402
+from compaction.interop.haystack import with_tokens_sent  # noqa: E402
 from compaction.tokens import ApproxCounter  # noqa: E402
 
 TARGET_SPEEDUP = 100.0

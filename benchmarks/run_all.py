@@ -16,14 +16,17 @@ import traceback
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 
-from figures import Figure, print_figures, timed
+from figures import Figure
+from figures import print_figures
+from figures import timed
 
 BENCHMARKS = ("replay_vs_haystack", "load_and_count", "memory", "sweep_and_fleet", "fleet_scaling", "cli_latency",
               "replay_scaling", "app_latency", "browser_latency")
 
 
 def _runner(name: str, data_dir: str | None) -> Callable[[], list[Figure]]:
-    from make_logs import calls_log, sized_log
+    from make_logs import calls_log
+    from make_logs import sized_log
 
     if name == "replay_vs_haystack":
         import replay_vs_haystack

@@ -13,11 +13,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from figures import Figure, print_figures, timed
+from figures import Figure
+from figures import print_figures
+from figures import timed
 
 import compaction
-from compaction.analysis.fleet import find_logs, fleet
-from compaction.analysis.sweep import linspace, sweep
+from compaction.analysis.fleet import find_logs
+from compaction.analysis.fleet import fleet
+from compaction.analysis.sweep import linspace
+from compaction.analysis.sweep import sweep
 from compaction.setups import Setup
 
 SWEEP_TARGET_S = 2.0
@@ -70,7 +74,8 @@ def fleet_figures(folder: Path, logs: int | None = None, worker_counts: tuple[in
 
 def run(data_dir: str | None = None, quick: bool = False) -> list[Figure]:
     """Sweep and fleet figures (``quick``: the fleet on 10 logs with 2 workers only)."""
-    from make_logs import calls_log, fleet_folder
+    from make_logs import calls_log
+    from make_logs import fleet_folder
 
     figures = sweep_figures(calls_log(1000, data_dir))
     if quick:

@@ -15,16 +15,29 @@ that turns a setup into production code; the exporters live in the package of th
 
 from __future__ import annotations
 
-from .compare import Comparison, compare
-from .conversation import Conversation, Message, ToolCall, ToolResult, ToolSchema
-from .errors import CompactionError, ConfigError, LoadError
+from .compare import Comparison
+from .compare import compare
+from .conversation import Conversation
+from .conversation import Message
+from .conversation import ToolCall
+from .conversation import ToolResult
+from .conversation import ToolSchema
+from .errors import CompactionError
+from .errors import ConfigError
+from .errors import LoadError
 from .export import export
-from .formats import formats, load, load_all_conversations
+from .formats import formats
+from .formats import load
+from .formats import load_all_conversations
 from .formats import write as convert
-from .replay import Replay, replay
+from .replay import Replay
+from .replay import replay
 from .setups import Setup
-from .strategies import StrategyInfo, get_strategy, registry
-from .tokens import make_counter, resolve_counter
+from .strategies import StrategyInfo
+from .strategies import get_strategy
+from .strategies import registry
+from .tokens import make_counter
+from .tokens import resolve_counter
 
 
 def strategies() -> dict[str, StrategyInfo]:

@@ -19,8 +19,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import tiktoken_offline
-from .conversation import Message, ToolSchema
-from .tokens import Counter, Tally, _IdCache
+from .conversation import Message
+from .conversation import ToolSchema
+from .tokens import Counter
+from .tokens import Tally
+from .tokens import _IdCache
 
 #: the encoding litellm falls back to for the weak models aider pairs with OpenAI and Gemini main models
 ENCODING = "cl100k_base"

@@ -15,10 +15,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .conversation import Conversation, Message
-from .history import FATES, Entry, Fate
-from .replay import ContextItem, Replay
-from .views import MAX_CHART_ROWS, Run, series_name
+from .conversation import Conversation
+from .conversation import Message
+from .history import FATES
+from .history import Entry
+from .history import Fate
+from .replay import ContextItem
+from .replay import Replay
+from .views import MAX_CHART_ROWS
+from .views import Run
+from .views import series_name
 
 COMPOSITION_COLUMNS = ["step", "kind", "tokens"]
 LIFECYCLE_COLUMNS = ["row", "row_end", "start", "end", "fate", "first_index", "last_index", "messages", "role",

@@ -14,7 +14,8 @@ from __future__ import annotations
 import time
 from collections.abc import Collection
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from .errors import CompactionError

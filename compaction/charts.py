@@ -19,7 +19,8 @@ change (:func:`spec_of`); the builders themselves (:func:`chart_of`) stay what n
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -28,7 +29,12 @@ import pandas as pd
 from altair.utils.data import to_values
 
 from .history import FATES
-from .views import BASELINE, EVENT_COLUMNS, MAX_CHART_ROWS, RULE_COLUMNS, downsample_steps, thin_events
+from .views import BASELINE
+from .views import EVENT_COLUMNS
+from .views import MAX_CHART_ROWS
+from .views import RULE_COLUMNS
+from .views import downsample_steps
+from .views import thin_events
 
 #: Name of the point selection on the tokens chart (``event.selection.pick`` → ``[{"step": k}]``).
 SELECTION = "pick"

@@ -12,17 +12,25 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import TextIO
 
 from .conversation import Conversation
-from .errors import CompactionError, UsageError
-from .formats import formats, load, load_all_conversations
+from .errors import CompactionError
+from .errors import UsageError
+from .formats import formats
+from .formats import load
+from .formats import load_all_conversations
 from .formats import write as write_format
 from .policy import validate_threshold
 from .replay import replay
 from .setups import Setup
-from .strategies import get_strategy, registry
-from .tokens import DEFAULT_COUNTER, counter_specs, resolve_counter
+from .strategies import get_strategy
+from .strategies import registry
+from .tokens import DEFAULT_COUNTER
+from .tokens import counter_specs
+from .tokens import resolve_counter
 
 if TYPE_CHECKING:
     from .analysis.costs import PriceModel
@@ -100,7 +108,8 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> None:
 
 def _resolved_json(conv: Conversation) -> dict[str, Any]:
     """What ``info`` adds per conversation: the window and price preset a replay takes when none is given."""
-    from .models import resolve_context_window, resolve_price_model
+    from .models import resolve_context_window
+    from .models import resolve_price_model
 
     return {"resolved_context_window": resolve_context_window(conv).to_json(),
             "price_preset": resolve_price_model(conv).to_json()}
@@ -323,7 +332,8 @@ def _fleet_axes(specs: Sequence[str], labels: Sequence[str]) -> dict[str, dict[s
 
 
 def cmd_fleet(args: argparse.Namespace, out: TextIO) -> None:
-    from .analysis.corpus import LOG_SUFFIXES, corpus
+    from .analysis.corpus import LOG_SUFFIXES
+    from .analysis.corpus import corpus
     from .analysis.fleet import fleet
     from .analysis.fleet_answer import Constraints
     from .analysis.fleet_progress import progress_bar

@@ -12,9 +12,14 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, TextIO
+from typing import Any
+from typing import TextIO
 
-from .discover import AGENTS, FoundSession, count_llm_calls, human_size, search
+from .discover import AGENTS
+from .discover import FoundSession
+from .discover import count_llm_calls
+from .discover import human_size
+from .discover import search
 
 
 def add_discover_command(sub: Any) -> None:

@@ -7,13 +7,19 @@ further work. Its ``repr`` is one short line.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from .conversation import Conversation
-from .display import clip, counted, html_table, short_label
-from .models import Resolved, resolve_context_window
+from .display import clip
+from .display import counted
+from .display import html_table
+from .display import short_label
+from .models import Resolved
+from .models import resolve_context_window
 from .replay import Replay
 from .setups import Setup
 

@@ -9,9 +9,17 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal, TypeVar
+from collections.abc import Callable
+from collections.abc import Hashable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import fields
+from dataclasses import replace
+from typing import Any
+from typing import Literal
+from typing import TypeVar
 
 T = TypeVar("T")
 Role = Literal["system", "user", "assistant", "tool"]
@@ -358,7 +366,9 @@ class Conversation:
     def __repr__(self) -> str:
         """``<Conversation claude-code 'main' of s.jsonl: 139 calls, 293 messages, model claude-opus-4-6>`` (short:
         every part from the log is clipped)."""
-        from .display import clip, counted, short_label
+        from .display import clip
+        from .display import counted
+        from .display import short_label
         from .models import log_model
 
         model = log_model(self)
@@ -368,8 +378,12 @@ class Conversation:
 
     def _repr_html_(self) -> str:
         """A small table: what the log holds, and the window and price preset it resolves to (escaped)."""
-        from .display import clip, file_name, html_table
-        from .models import log_model, resolve_context_window, resolve_price_model
+        from .display import clip
+        from .display import file_name
+        from .display import html_table
+        from .models import log_model
+        from .models import resolve_context_window
+        from .models import resolve_price_model
 
         window, prices = resolve_context_window(self), resolve_price_model(self)
         rows = [("format", clip(self.format, 30)), ("id", clip(self.id, 60)),

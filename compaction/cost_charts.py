@@ -12,13 +12,15 @@ setup colours), so a setup looks the same here as in the explorer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 
 import altair as alt
 import pandas as pd
 
 from .analysis.views import COST_KINDS
-from .charts import BASELINE_COLOR, series_colors
+from .charts import BASELINE_COLOR
+from .charts import series_colors
 
 COST_KIND_COLORS: Mapping[str, str] = {
     "cache read": "#74c0fc",

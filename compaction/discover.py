@@ -18,16 +18,26 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
+from datetime import datetime
+from datetime import timezone
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
+from typing import NamedTuple
 from urllib.parse import quote
 
 from .conversation import Conversation
-from .formats import LoadError, formats, load_all_conversations
+from .formats import LoadError
+from .formats import formats
+from .formats import load_all_conversations
 
 
 # ------------------------------------------------------------------------------------------------- results

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .formats import FormatInfo, formats
+from .formats import FormatInfo
+from .formats import formats
 from .strategies import registry
 
 POLICY_NOTE = {

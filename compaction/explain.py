@@ -12,7 +12,8 @@ from typing import cast
 
 from .conversation import Message
 from .history import Fate
-from .replay import Replay, Step
+from .replay import Replay
+from .replay import Step
 
 
 def _k(n: float) -> str:

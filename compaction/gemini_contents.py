@@ -23,7 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .conversation import File, Image, Message, ResultPart, ToolCall
+from .conversation import File
+from .conversation import Image
+from .conversation import Message
+from .conversation import ResultPart
+from .conversation import ToolCall
 
 #: meta key of a tool message whose response object holds this key (the CLI answers a masked or truncated output
 #: with ``{output: ...}`` even where the call had failed)

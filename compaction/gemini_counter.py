@@ -17,13 +17,19 @@ system message counts as the text of ``systemInstruction``; tool schemas are not
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
-from .conversation import Message, ToolSchema
+from .conversation import Message
+from .conversation import ToolSchema
 from .gemini_contents import message_parts
-from .js_text import ascii_units, js_stringify, utf16_len
-from .tokens import Counter, Tally, _IdCache
+from .js_text import ascii_units
+from .js_text import js_stringify
+from .js_text import utf16_len
+from .tokens import Counter
+from .tokens import Tally
+from .tokens import _IdCache
 
 #: quarter tokens per token (Gemini CLI's DEFAULT_CHARS_PER_TOKEN)
 CHARS_PER_TOKEN = 4

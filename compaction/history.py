@@ -7,9 +7,12 @@ strategies never bookkeep fates themselves: they replace, exclude, remove or ins
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import Literal
 
 from .conversation import Message
 

@@ -19,9 +19,14 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .conversation import File, Image, Message, ToolSchema
+from .conversation import File
+from .conversation import Image
+from .conversation import Message
+from .conversation import ToolSchema
 from .errors import ConfigError
-from .tokens import Counter, Tally, _IdCache
+from .tokens import Counter
+from .tokens import Tally
+from .tokens import _IdCache
 
 TOKENS_PER_IMAGE = 85
 EXTRA_TOKENS_PER_MESSAGE = 3.0

@@ -27,9 +27,12 @@ from __future__ import annotations
 
 import json
 import string
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import escape
+from xml.sax.saxutils import quoteattr
 
 from .conversation import Message
 from .errors import ConfigError

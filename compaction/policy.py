@@ -16,7 +16,8 @@ import numbers
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
+from typing import Protocol
 
 from .errors import ConfigError
 

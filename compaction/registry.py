@@ -4,8 +4,10 @@ whose items live in a plugin package imports that package's modules the first ti
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Generic, TypeVar
+from collections.abc import Callable
+from collections.abc import Iterator
+from typing import Generic
+from typing import TypeVar
 
 from .errors import ConfigError
 

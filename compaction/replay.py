@@ -13,19 +13,36 @@ makes runs comparable.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Iterator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import cast
 
 from . import budget as work_budget
-from .conversation import Conversation, Message
-from .display import clip, counted, html_table, short_label
+from .conversation import Conversation
+from .conversation import Message
+from .display import clip
+from .display import counted
+from .display import html_table
+from .display import short_label
 from .errors import ConfigError
-from .history import Entry, Fate, fates_of, original
+from .history import Entry
+from .history import Fate
+from .history import fates_of
+from .history import original
 from .models import resolve_context_window
-from .strategies import RunContext, StrategyInfo, get_strategy
-from .timeline import Change, Snapshot, Timeline, materialize
-from .tokens import Counter, make_counter
+from .strategies import RunContext
+from .strategies import StrategyInfo
+from .strategies import get_strategy
+from .timeline import Change
+from .timeline import Snapshot
+from .timeline import Timeline
+from .timeline import materialize
+from .tokens import Counter
+from .tokens import make_counter
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -4,9 +4,12 @@ and log compactions, so a notebook shows exactly what the app shows."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 
-from . import anatomy, charts, views
+from . import anatomy
+from . import charts
+from . import views
 from .views import Run
 
 

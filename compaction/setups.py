@@ -25,14 +25,24 @@ import json
 import math
 import numbers
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, field, replace
-from typing import TYPE_CHECKING, Any, SupportsInt, cast
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import KW_ONLY
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import SupportsInt
+from typing import cast
 
 from .conversation import Conversation
 from .errors import ConfigError
-from .replay import Replay, replay
-from .strategies import StrategyInfo, get_strategy
+from .replay import Replay
+from .replay import replay
+from .strategies import StrategyInfo
+from .strategies import get_strategy
 from .tokens import check_counter_spec as counter_kind
 from .tokens import counter_specs
 

@@ -30,12 +30,15 @@ import os
 import threading
 import urllib.parse
 import urllib.request
-from abc import ABC, abstractmethod
+from abc import ABC
+from abc import abstractmethod
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from collections.abc import Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 

@@ -15,12 +15,18 @@ few microseconds per thousand entries.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from itertools import chain, compress, count
-from operator import attrgetter, is_not
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from itertools import chain
+from itertools import compress
+from itertools import count
+from operator import attrgetter
+from operator import is_not
 
-from .history import Entry, Fate
+from .history import Entry
+from .history import Fate
 
 #: a snapshot stores every entry (instead of a suffix) once its chain of shared prefixes is this long
 KEYFRAME_DEPTH = 32

@@ -27,14 +27,23 @@ from __future__ import annotations
 import json
 import re
 import weakref
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from abc import ABC
+from abc import abstractmethod
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Generic, TypeVar, cast
+from typing import Any
+from typing import Generic
+from typing import TypeVar
+from typing import cast
 
 from . import tiktoken_offline
-from .conversation import File, Image, Message, ToolSchema, placeholder
+from .conversation import File
+from .conversation import Image
+from .conversation import Message
+from .conversation import ToolSchema
+from .conversation import placeholder
 from .errors import ConfigError
 from .registry import Registry
 from .tiktoken_offline import EncodingUnavailable

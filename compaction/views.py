@@ -11,14 +11,17 @@ each bucket of steps per series, so sawtooth drops after a compaction survive ag
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
 import pandas as pd
 
 from .conversation import Message
-from .replay import ContextItem, Replay
+from .replay import ContextItem
+from .replay import Replay
 
 #: Series name of the uncompacted log in the tokens chart.
 BASELINE = "Uncompacted log"

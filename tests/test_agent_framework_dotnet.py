@@ -10,16 +10,22 @@ import pytest
 from conftest import real_log
 
 import compaction
-from compaction.conversation import Message, ToolCall, ToolResult, assistant, system, tool, user
+from compaction.conversation import Message
+from compaction.conversation import ToolCall
+from compaction.conversation import ToolResult
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
 from compaction.history import original
-from compaction.policy import Trigger, parse_trigger, tokens_below
-from compaction.strategies.agent_framework import (
-    SUMMARY_FLAG,
-    Group,
-    MessageIndex,
-    ToolResultCompaction,
-    default_tool_call_formatter,
-)
+from compaction.policy import Trigger
+from compaction.policy import parse_trigger
+from compaction.policy import tokens_below
+from compaction.strategies.agent_framework import SUMMARY_FLAG
+from compaction.strategies.agent_framework import Group
+from compaction.strategies.agent_framework import MessageIndex
+from compaction.strategies.agent_framework import ToolResultCompaction
+from compaction.strategies.agent_framework import default_tool_call_formatter
 from compaction.tokens import make_counter
 
 T = parse_trigger
@@ -441,7 +447,10 @@ def test_tool_result_with_parts_is_formatted_as_text():
 
 def test_a_python_callable_can_be_the_formatter():
     import compaction
-    from compaction.conversation import Conversation, Message, ToolCall, ToolResult
+    from compaction.conversation import Conversation
+    from compaction.conversation import Message
+    from compaction.conversation import ToolCall
+    from compaction.conversation import ToolResult
 
     messages = [Message("system", ("s",)), Message("user", ("go",))]
     for i in range(6):

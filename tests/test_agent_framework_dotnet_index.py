@@ -12,35 +12,46 @@ recomputation and every position hint a lower bound.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
 from functools import partial
 
 import pytest
-from conftest import real_log, sample_paths
-from hypothesis import given, settings
+from conftest import real_log
+from conftest import sample_paths
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import compaction
-from compaction.conversation import Message, ToolCall, assistant, system, tool, user
-from compaction.history import Entry, inserted, original
+from compaction.conversation import Message
+from compaction.conversation import ToolCall
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
+from compaction.history import Entry
+from compaction.history import inserted
+from compaction.history import original
 from compaction.policy import parse_trigger
-from compaction.strategies import RunContext, get_strategy
+from compaction.strategies import RunContext
+from compaction.strategies import get_strategy
 from compaction.strategies._nesting import make_nested
-from compaction.strategies.agent_framework import (
-    SUMMARY_FLAG,
-    ContextWindowCompaction,
-    DotnetRunner,
-    DotnetStrategy,
-    Group,
-    MessageIndex,
-    NestedDotnetChild,
-    PipelineCompaction,
-    SlidingWindowCompaction,
-    SummarizationCompaction,
-    ToolResultCompaction,
-    TruncationCompaction,
-)
-from compaction.summarizers import FixedSizeSummarizer, SummaryRequest
+from compaction.strategies.agent_framework import SUMMARY_FLAG
+from compaction.strategies.agent_framework import ContextWindowCompaction
+from compaction.strategies.agent_framework import DotnetRunner
+from compaction.strategies.agent_framework import DotnetStrategy
+from compaction.strategies.agent_framework import Group
+from compaction.strategies.agent_framework import MessageIndex
+from compaction.strategies.agent_framework import NestedDotnetChild
+from compaction.strategies.agent_framework import PipelineCompaction
+from compaction.strategies.agent_framework import SlidingWindowCompaction
+from compaction.strategies.agent_framework import SummarizationCompaction
+from compaction.strategies.agent_framework import ToolResultCompaction
+from compaction.strategies.agent_framework import TruncationCompaction
+from compaction.summarizers import FixedSizeSummarizer
+from compaction.summarizers import SummaryRequest
 from compaction.tokens import make_counter
 
 

@@ -8,22 +8,28 @@ import pytest
 from conftest import real_log
 
 import compaction
-from compaction.conversation import Conversation, Message, Source, ToolCall, assistant, system, tool, user
+from compaction.conversation import Conversation
+from compaction.conversation import Message
+from compaction.conversation import Source
+from compaction.conversation import ToolCall
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
 from compaction.history import original
 from compaction.policy import parse_trigger
 from compaction.strategies import get_strategy
-from compaction.strategies.agent_framework import (
-    SUMMARY_FLAG,
-    ContextWindowCompaction,
-    MessageIndex,
-    PipelineCompaction,
-    SlidingWindowCompaction,
-    SummarizationCompaction,
-    ToolResultCompaction,
-    TruncationCompaction,
-    parse_pipeline,
-)
-from compaction.summarizers import Summarizer, SummaryRequest
+from compaction.strategies.agent_framework import SUMMARY_FLAG
+from compaction.strategies.agent_framework import ContextWindowCompaction
+from compaction.strategies.agent_framework import MessageIndex
+from compaction.strategies.agent_framework import PipelineCompaction
+from compaction.strategies.agent_framework import SlidingWindowCompaction
+from compaction.strategies.agent_framework import SummarizationCompaction
+from compaction.strategies.agent_framework import ToolResultCompaction
+from compaction.strategies.agent_framework import TruncationCompaction
+from compaction.strategies.agent_framework import parse_pipeline
+from compaction.summarizers import Summarizer
+from compaction.summarizers import SummaryRequest
 from compaction.tokens import make_counter
 
 T = parse_trigger

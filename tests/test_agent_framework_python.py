@@ -15,31 +15,48 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_framework import (
-    CharacterEstimatorTokenizer,
-    ChatResponse,
-    ContextWindowCompactionStrategy,
-    SelectiveToolCallCompactionStrategy,
-    SlidingWindowStrategy,
-    SummarizationStrategy,
-    TokenBudgetComposedStrategy,
-    ToolResultCompactionStrategy,
-    TruncationStrategy,
-    apply_compaction,
-)
+from agent_framework import CharacterEstimatorTokenizer
+from agent_framework import ChatResponse
+from agent_framework import ContextWindowCompactionStrategy
 from agent_framework import Message as AFMessage
-from agent_framework._compaction import annotate_message_groups, annotate_token_counts, included_token_count
-from conftest import REAL_LOGS, sample_paths
-from hypothesis import HealthCheck, given, settings
+from agent_framework import SelectiveToolCallCompactionStrategy
+from agent_framework import SlidingWindowStrategy
+from agent_framework import SummarizationStrategy
+from agent_framework import TokenBudgetComposedStrategy
+from agent_framework import ToolResultCompactionStrategy
+from agent_framework import TruncationStrategy
+from agent_framework import apply_compaction
+from agent_framework._compaction import annotate_message_groups
+from agent_framework._compaction import annotate_token_counts
+from agent_framework._compaction import included_token_count
+from conftest import REAL_LOGS
+from conftest import sample_paths
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import compaction
-from compaction.conversation import Conversation, Message, Source, ToolCall, assistant, system, tool, user
-from compaction.formats.agent_framework import message_to_maf, write
+from compaction.conversation import Conversation
+from compaction.conversation import Message
+from compaction.conversation import Source
+from compaction.conversation import ToolCall
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
+from compaction.formats.agent_framework import message_to_maf
+from compaction.formats.agent_framework import write
 from compaction.history import original
-from compaction.strategies import RunContext, get_strategy, registry
-from compaction.strategies.agent_framework_python import DEFAULT_PYTHON_SUMMARY_PROMPT, History, PythonRunner
-from compaction.summarizers import Summarizer, SummaryCall, SummaryRequest
+from compaction.strategies import RunContext
+from compaction.strategies import get_strategy
+from compaction.strategies import registry
+from compaction.strategies.agent_framework_python import DEFAULT_PYTHON_SUMMARY_PROMPT
+from compaction.strategies.agent_framework_python import History
+from compaction.strategies.agent_framework_python import PythonRunner
+from compaction.summarizers import Summarizer
+from compaction.summarizers import SummaryCall
+from compaction.summarizers import SummaryRequest
 from compaction.tokens import make_counter
 
 LOGS = sorted((REAL_LOGS / "openai-plain").glob("*.json")) + sample_paths("*.openai.json")
@@ -299,7 +316,14 @@ def test_registry_metadata_and_replay_integration():
 def edge_conversation():
     """Reasoning-only assistants, a result far from its call (union-find linking), an orphan tool result, an
     error result, an empty assistant, and messages with their own ids (one colliding with a generated id)."""
-    from compaction.conversation import Conversation, Message, Source, ToolCall, assistant, system, tool, user
+    from compaction.conversation import Conversation
+    from compaction.conversation import Message
+    from compaction.conversation import Source
+    from compaction.conversation import ToolCall
+    from compaction.conversation import assistant
+    from compaction.conversation import system
+    from compaction.conversation import tool
+    from compaction.conversation import user
 
     ask = ToolCall("call_a", "lookup", {"q": "alpha"})
     far = ToolCall("call_far", "fetch", {"url": "https://example.org/a"})

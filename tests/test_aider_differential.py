@@ -15,13 +15,21 @@ from dataclasses import dataclass
 import pytest
 from conftest import sample_paths
 from corpus import real_conversations
-from oracle_env import oracle_python, run_oracle
+from oracle_env import oracle_python
+from oracle_env import run_oracle
 
 import compaction
 from compaction import summarizers
 from compaction.aider_counter import aider_message
-from compaction.conversation import Conversation, Message, Source, assistant, system, user
-from compaction.strategies.aider import SUMMARIZE_PROMPT, is_acknowledgement, is_ok
+from compaction.conversation import Conversation
+from compaction.conversation import Message
+from compaction.conversation import Source
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import user
+from compaction.strategies.aider import SUMMARIZE_PROMPT
+from compaction.strategies.aider import is_acknowledgement
+from compaction.strategies.aider import is_ok
 
 AIDER = ("aider-chat==0.86.2",)
 STRATEGY = "aider.chat_summary"

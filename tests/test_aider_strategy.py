@@ -7,15 +7,25 @@ import json
 
 import pytest
 import yaml
-from oracle_env import oracle_python, run_oracle
+from oracle_env import oracle_python
+from oracle_env import run_oracle
 
 import compaction
 from compaction import summarizers
 from compaction.aider_counter import aider_json
-from compaction.conversation import Conversation, Message, Source, ToolCall, assistant, system, tool, user
+from compaction.conversation import Conversation
+from compaction.conversation import Message
+from compaction.conversation import Source
+from compaction.conversation import ToolCall
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
 from compaction.errors import ConfigError
 from compaction.export import export_setup
-from compaction.strategies.aider import SUMMARIZE_PROMPT, SUMMARY_PREFIX, default_history_tokens
+from compaction.strategies.aider import SUMMARIZE_PROMPT
+from compaction.strategies.aider import SUMMARY_PREFIX
+from compaction.strategies.aider import default_history_tokens
 from compaction.tiktoken_offline import get_encoding
 
 STRATEGY = "aider.chat_summary"

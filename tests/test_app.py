@@ -14,25 +14,33 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SAMPLES, real_log
+from conftest import ROOT
+from conftest import SAMPLES
+from conftest import real_log
 from streamlit.testing.v1 import AppTest
 
 import compaction
-from compaction.conversation import Conversation, ToolCall, assistant, system, tool, user
-from compaction.setups import Setup, decode_from_url, encode_for_url, setups_to_json
-from compaction.ui import (
-    context_view,
-    inspect_setup,
-    navigation,
-    settings,
-    setups,
-    share,
-    source,
-    state,
-    step_panel,
-    tour,
-    url_state,
-)
+from compaction.conversation import Conversation
+from compaction.conversation import ToolCall
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
+from compaction.setups import Setup
+from compaction.setups import decode_from_url
+from compaction.setups import encode_for_url
+from compaction.setups import setups_to_json
+from compaction.ui import context_view
+from compaction.ui import inspect_setup
+from compaction.ui import navigation
+from compaction.ui import settings
+from compaction.ui import setups
+from compaction.ui import share
+from compaction.ui import source
+from compaction.ui import state
+from compaction.ui import step_panel
+from compaction.ui import tour
+from compaction.ui import url_state
 
 APP = str(ROOT / "app.py")
 TIMEOUT = 60
@@ -195,7 +203,8 @@ def test_invalid_policy_shows_haystacks_reason_not_an_exception(app: AppTest):
 
 
 def test_a_counter_fallback_notice_is_shown(app: AppTest, monkeypatch: pytest.MonkeyPatch):
-    from compaction.tokens import CounterChoice, make_counter
+    from compaction.tokens import CounterChoice
+    from compaction.tokens import make_counter
     from compaction.ui import cache
 
     notice = "Counter 'tiktoken:cl100k_base' is unavailable (no BPE file); using the approximate counter instead."

@@ -9,12 +9,15 @@ from unittest.mock import MagicMock
 
 import pytest
 from conftest import ROOT
-from fake_home import FakeHome, build
+from fake_home import FakeHome
+from fake_home import build
 from streamlit.testing.v1 import AppTest
 
 import compaction
-from compaction.ui import local_sessions, source
-from compaction.ui.local_sessions import NO_IP_ATTRIBUTE, local_sessions_allowed
+from compaction.ui import local_sessions
+from compaction.ui import source
+from compaction.ui.local_sessions import NO_IP_ATTRIBUTE
+from compaction.ui.local_sessions import local_sessions_allowed
 
 APP = str(ROOT / "app.py")
 TIMEOUT = 60

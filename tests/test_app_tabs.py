@@ -3,7 +3,8 @@ replaces the sample until closed."""
 
 from __future__ import annotations
 
-from conftest import ROOT, real_log
+from conftest import ROOT
+from conftest import real_log
 from streamlit.testing.v1 import AppTest
 
 from compaction.ui import navigation

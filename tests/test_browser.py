@@ -14,7 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SAMPLES, STARTUP_SECONDS, streamlit_app
+from conftest import ROOT
+from conftest import SAMPLES
+from conftest import STARTUP_SECONDS
+from conftest import streamlit_app
 
 import compaction
 from compaction.ui import source
@@ -219,7 +222,12 @@ INJECTIONS = ("<script>alert(1)</script>", "<img src=x onerror=alert(1)>",
 
 
 def _hostile_log() -> bytes:
-    from compaction.conversation import Conversation, ToolCall, assistant, system, tool, user
+    from compaction.conversation import Conversation
+    from compaction.conversation import ToolCall
+    from compaction.conversation import assistant
+    from compaction.conversation import system
+    from compaction.conversation import tool
+    from compaction.conversation import user
 
     messages = [system("You are terse. " + INJECTIONS[2]), user("Please help. " + INJECTIONS[0] + " " + INJECTIONS[1])]
     for i in range(6):

@@ -17,12 +17,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, streamlit_app
+from conftest import ROOT
+from conftest import streamlit_app
 from test_app import coding_log
-from test_browser import _context_step, _settle
+from test_browser import _context_step
+from test_browser import _settle
 
 import compaction
-from compaction.conversation import Conversation, ToolCall, assistant, system, tool, user
+from compaction.conversation import Conversation
+from compaction.conversation import ToolCall
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
 from compaction.ui import source
 
 pytestmark = pytest.mark.browser

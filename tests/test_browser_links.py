@@ -20,13 +20,19 @@ from urllib.parse import urlsplit
 
 import pytest
 from conftest import streamlit_app
-from listener import Listener, listening
+from listener import Listener
+from listener import listening
 from test_app import coding_log
 from test_browser import _settle
-from test_safe_live import LINKS, LIVE_SETUP, MODEL, PRUNE, link_token
+from test_safe_live import LINKS
+from test_safe_live import LIVE_SETUP
+from test_safe_live import MODEL
+from test_safe_live import PRUNE
+from test_safe_live import link_token
 
 import compaction
-from compaction.setups import encode_for_url, setups_to_json
+from compaction.setups import encode_for_url
+from compaction.setups import setups_to_json
 from compaction.summarizers import LIVE_ENV
 from compaction.ui import source
 

@@ -9,11 +9,14 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, STARTUP_SECONDS, streamlit_app
+from conftest import ROOT
+from conftest import STARTUP_SECONDS
+from conftest import streamlit_app
 from fake_home import build
 
 import compaction
-from compaction.ui import local_sessions, source
+from compaction.ui import local_sessions
+from compaction.ui import source
 
 pytestmark = pytest.mark.browser
 

@@ -12,7 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, STARTUP_SECONDS, real_log, streamlit_app
+from conftest import ROOT
+from conftest import STARTUP_SECONDS
+from conftest import real_log
+from conftest import streamlit_app
 
 from compaction.ui import source
 

@@ -6,7 +6,12 @@ import pytest
 
 import compaction
 from compaction.analysis.calibration import calibrate
-from compaction.conversation import Conversation, Message, Source, ToolCall, ToolResult, Usage
+from compaction.conversation import Conversation
+from compaction.conversation import Message
+from compaction.conversation import Source
+from compaction.conversation import ToolCall
+from compaction.conversation import ToolResult
+from compaction.conversation import Usage
 from compaction.tokens import render_haystack
 
 

@@ -13,7 +13,9 @@ from conftest import sample_paths
 from streamlit import dataframe_util
 
 import compaction
-from compaction import anatomy, charts, views
+from compaction import anatomy
+from compaction import charts
+from compaction import views
 from compaction.ui.cache import arrow_bytes
 
 

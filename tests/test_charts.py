@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import compaction
-from compaction import anatomy, charts, views
-from compaction.conversation import Conversation, ToolCall, assistant, system, tool, user
+from compaction import anatomy
+from compaction import charts
+from compaction import views
+from compaction.conversation import Conversation
+from compaction.conversation import ToolCall
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
 
 A, B = "A · Haystack", "B · Agent Framework"
 
@@ -207,7 +215,8 @@ class TestFromReplays:
 # ------------------------------------------------------------------------------------------ anatomy and diff
 def long_conversation(calls: int) -> Conversation:
     """``calls`` LLM calls reading files with two tools, long enough that pruning repeats many times."""
-    from compaction.conversation import LogEvent, Usage
+    from compaction.conversation import LogEvent
+    from compaction.conversation import Usage
 
     messages = [system("You are a coding agent."), user("Fix the failing test in utils.py.")]
     usage = {}

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, real_log
+from conftest import ROOT
+from conftest import real_log
 
 import compaction
 from compaction.conversation import Usage

@@ -10,7 +10,10 @@ import pytest
 from conftest import real_log
 
 import compaction
-from compaction.analysis.claude_code_checks import TOLERANCE, boundary_rows, false_alarms, measured_replay
+from compaction.analysis.claude_code_checks import TOLERANCE
+from compaction.analysis.claude_code_checks import boundary_rows
+from compaction.analysis.claude_code_checks import false_alarms
+from compaction.analysis.claude_code_checks import measured_replay
 
 SESSIONS = [
     "claude-code/entireio-cli__checkpoint-00-c9e2351016-0.jsonl",

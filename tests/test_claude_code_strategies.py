@@ -11,25 +11,26 @@ from conftest import real_log
 
 import compaction
 from compaction.analysis.claude_code_checks import measured_replay
-from compaction.conversation import (
-    Conversation,
-    Image,
-    LogEvent,
-    Message,
-    Source,
-    ToolCall,
-    Usage,
-    assistant,
-    tool,
-    user,
-)
+from compaction.conversation import Conversation
+from compaction.conversation import Image
+from compaction.conversation import LogEvent
+from compaction.conversation import Message
+from compaction.conversation import Source
+from compaction.conversation import ToolCall
+from compaction.conversation import Usage
+from compaction.conversation import assistant
+from compaction.conversation import tool
+from compaction.conversation import user
 from compaction.export import export_setup
 from compaction.history import original
 from compaction.strategies import _claude_code_estimate as est
 from compaction.strategies import _claude_code_microcompact as mc
 from compaction.strategies._claude_code_reattach import reattach
-from compaction.strategies._claude_code_versions import behaviour, resolve_version
-from compaction.strategies.claude_code import COMPACT_PROMPT, SUMMARY_INTRO, SUMMARY_SYSTEM
+from compaction.strategies._claude_code_versions import behaviour
+from compaction.strategies._claude_code_versions import resolve_version
+from compaction.strategies.claude_code import COMPACT_PROMPT
+from compaction.strategies.claude_code import SUMMARY_INTRO
+from compaction.strategies.claude_code import SUMMARY_SYSTEM
 from compaction.tokens import make_counter
 from compaction.views import logged_and_replayed_compactions
 

@@ -10,13 +10,18 @@ from pathlib import Path
 import pytest
 
 import compaction
-from compaction.conversation import Conversation, Message, Source, ToolCall, Usage, assistant, tool, user
-from compaction.strategies.cline import (
-    DUPLICATE_READ_NOTICE,
-    TRUNCATION_NOTICE,
-    max_allowed_size,
-    truncation_size,
-)
+from compaction.conversation import Conversation
+from compaction.conversation import Message
+from compaction.conversation import Source
+from compaction.conversation import ToolCall
+from compaction.conversation import Usage
+from compaction.conversation import assistant
+from compaction.conversation import tool
+from compaction.conversation import user
+from compaction.strategies.cline import DUPLICATE_READ_NOTICE
+from compaction.strategies.cline import TRUNCATION_NOTICE
+from compaction.strategies.cline import max_allowed_size
+from compaction.strategies.cline import truncation_size
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cline"
 BIG = "x" * 400

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from conftest import SAMPLES, real_log
+from conftest import SAMPLES
+from conftest import real_log
 
 import compaction
 from compaction import cost_charts
 from compaction.analysis import views
 from compaction.analysis.calibration import calibrate
-from compaction.analysis.costs import CallCost, CostReport, compare_costs, price_model
+from compaction.analysis.costs import CallCost
+from compaction.analysis.costs import CostReport
+from compaction.analysis.costs import compare_costs
+from compaction.analysis.costs import price_model
 from compaction.analysis.fleet import FleetResult
 from compaction.analysis.information import information_loss
 from compaction.analysis.sweep import sweep

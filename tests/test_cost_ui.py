@@ -9,13 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, real_log
+from conftest import SAMPLES
+from conftest import real_log
 from streamlit.testing.v1 import AppTest
 
 import compaction
-from compaction.analysis.costs import compare_costs, price_model
+from compaction.analysis.costs import compare_costs
+from compaction.analysis.costs import price_model
 from compaction.analysis.information import information_loss
-from compaction.setups import Setup, setups_to_json
+from compaction.setups import Setup
+from compaction.setups import setups_to_json
 from compaction.ui import navigation
 
 TIMEOUT = 60

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.analysis.costs import CallInput, price_calls, price_model
+from compaction.analysis.costs import CallInput
+from compaction.analysis.costs import price_calls
+from compaction.analysis.costs import price_model
 from compaction.conversation import Message
 from compaction.tokens import ApproxCounter
 

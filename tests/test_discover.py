@@ -12,12 +12,22 @@ import time
 from pathlib import Path
 
 import pytest
-from fake_home import BASE_TIME, FakeHome, build, claude_session, codex_rollout, stamp
+from fake_home import BASE_TIME
+from fake_home import FakeHome
+from fake_home import build
+from fake_home import claude_session
+from fake_home import codex_rollout
+from fake_home import stamp
 
 import compaction
 from compaction import discover as disc
 from compaction.cli import main
-from compaction.discover import FoundSession, Limits, count_llm_calls, discover, load_session, search
+from compaction.discover import FoundSession
+from compaction.discover import Limits
+from compaction.discover import count_llm_calls
+from compaction.discover import discover
+from compaction.discover import load_session
+from compaction.discover import search
 
 
 @pytest.fixture

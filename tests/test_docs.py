@@ -7,7 +7,9 @@ from conftest import ROOT
 
 import compaction
 from compaction.discover import AGENTS
-from compaction.docs import NOT_DESCRIBED, formats_markdown, strategies_markdown
+from compaction.docs import NOT_DESCRIBED
+from compaction.docs import formats_markdown
+from compaction.docs import strategies_markdown
 from compaction.formats import FormatInfo
 
 #: formats whose reads / leaves_out this branch wrote (the new readers' authors fill their own)

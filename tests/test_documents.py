@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import compaction
-from compaction.formats import LoadError, parse_document
+from compaction.formats import LoadError
+from compaction.formats import parse_document
 from compaction.formats.base import _blank
 
 LINE = json.dumps({"role": "user", "content": "hi"}).encode()

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import compaction
 from compaction import explain
-from compaction.conversation import Message, ToolCall, ToolResult
-from compaction.explain import warnings_for, what_happened
+from compaction.conversation import Message
+from compaction.conversation import ToolCall
+from compaction.conversation import ToolResult
+from compaction.explain import warnings_for
+from compaction.explain import what_happened
 
 
 def test_account_of_a_compaction_names_trigger_target_and_result(django_log):

@@ -14,8 +14,11 @@ from typing import Any
 import pytest
 import typing_extensions
 
-from compaction.export import FILL_IN, Snippet, export_setup
-from compaction.strategies.base import get_strategy, registry
+from compaction.export import FILL_IN
+from compaction.export import Snippet
+from compaction.export import export_setup
+from compaction.strategies.base import get_strategy
+from compaction.strategies.base import registry
 
 TRICKY = 'say "hi" {tool_name} {x} \\ \'q\' """ end'
 
@@ -160,7 +163,8 @@ def test_haystack_pruning(haystack_stubs, params, policy):
 )
 def test_haystack_sliding_window(haystack_stubs, params, counter):
     from haystack.hooks.compaction import SlidingWindowCompactor
-    from haystack.token_counters import ApproximateTokenCounter, TiktokenCounter
+    from haystack.token_counters import ApproximateTokenCounter
+    from haystack.token_counters import TiktokenCounter
 
     snippets, p = _haystack("haystack.sliding_window", params, context_window=50_000, counter=counter)
     snip = snippet(snippets, "python")
@@ -213,7 +217,9 @@ def test_haystack_offloading(haystack_stubs):
 
 @pytest.mark.parametrize("second", ["summarization", "sliding_window"])
 def test_haystack_stack_is_two_hooks_in_order(haystack_stubs, second):
-    from haystack.hooks.compaction import SlidingWindowCompactor, SummarizationCompactor, ToolResultPruningCompactor
+    from haystack.hooks.compaction import SlidingWindowCompactor
+    from haystack.hooks.compaction import SummarizationCompactor
+    from haystack.hooks.compaction import ToolResultPruningCompactor
 
     params = {"second": second, "prune_min_keep_steps": 2, "prune_min_tokens": 10, "second_min_keep_steps": 0,
               "second_omission_note": TRICKY, "second_approximate_summary_tokens": 77}
@@ -268,7 +274,8 @@ def _maf(strategy: str, params: dict, **policy) -> tuple[dict[str, Any], Any, di
     ],
 )
 def test_maf_python_truncation(params, policy, expected):
-    from agent_framework import CharacterEstimatorTokenizer, TruncationStrategy
+    from agent_framework import CharacterEstimatorTokenizer
+    from agent_framework import TruncationStrategy
 
     ns, s, _ = _maf("agent_framework_python.truncation", params, **policy)
     p = get_strategy("agent_framework_python.truncation").resolve_params(params)
@@ -279,12 +286,10 @@ def test_maf_python_truncation(params, policy, expected):
 
 
 def test_maf_python_window_and_tool_strategies():
-    from agent_framework import (
-        ContextWindowCompactionStrategy,
-        SelectiveToolCallCompactionStrategy,
-        SlidingWindowStrategy,
-        ToolResultCompactionStrategy,
-    )
+    from agent_framework import ContextWindowCompactionStrategy
+    from agent_framework import SelectiveToolCallCompactionStrategy
+    from agent_framework import SlidingWindowStrategy
+    from agent_framework import ToolResultCompactionStrategy
 
     _, s, _ = _maf("agent_framework_python.sliding_window", {"keep_last_groups": 3, "preserve_system": False})
     assert isinstance(s, SlidingWindowStrategy) and (s.keep_last_groups, s.preserve_system) == (3, False)
@@ -320,11 +325,9 @@ def test_maf_python_summarization():
 
 
 def test_maf_python_token_budget_children_and_replay_counter_tokenizer():
-    from agent_framework import (
-        SelectiveToolCallCompactionStrategy,
-        TokenBudgetComposedStrategy,
-        TruncationStrategy,
-    )
+    from agent_framework import SelectiveToolCallCompactionStrategy
+    from agent_framework import TokenBudgetComposedStrategy
+    from agent_framework import TruncationStrategy
 
     from compaction import tiktoken_offline
 
@@ -608,7 +611,8 @@ def test_langchain_summarization_newer_options_are_spelled_out():
 
 
 def test_langchain_context_editing(fake_model, created_agents):
-    from langchain.agents.middleware import ClearToolUsesEdit, ContextEditingMiddleware
+    from langchain.agents.middleware import ClearToolUsesEdit
+    from langchain.agents.middleware import ContextEditingMiddleware
 
     for params in ({}, {"trigger": 5000, "clear_at_least": 200, "keep": 1, "clear_tool_inputs": True,
                         "exclude_tools": "search,read", "placeholder": TRICKY, "token_count_method": "model"}):

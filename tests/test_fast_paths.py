@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import pytest
 from conftest import sample_paths
-from corpus import GRID_POLICIES, parameter_variants, real_conversations, windows_for
+from corpus import GRID_POLICIES
+from corpus import parameter_variants
+from corpus import real_conversations
+from corpus import windows_for
 
 import compaction
 from compaction.replay import Replay

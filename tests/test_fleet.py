@@ -7,9 +7,12 @@ import shutil
 
 import pytest
 
-from compaction.analysis.corpus import corpus, file_digest
+from compaction.analysis.corpus import corpus
+from compaction.analysis.corpus import file_digest
 from compaction.analysis.costs import price_model
-from compaction.analysis.fleet import find_logs, fleet, run_log
+from compaction.analysis.fleet import find_logs
+from compaction.analysis.fleet import fleet
+from compaction.analysis.fleet import run_log
 from compaction.analysis.fleet_answer import Constraints
 from compaction.analysis.fleet_store import RowStore
 from compaction.analysis.fleet_work import NamedSetup

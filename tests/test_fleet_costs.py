@@ -6,8 +6,12 @@ from __future__ import annotations
 import pytest
 
 import compaction
-from compaction.analysis.costs import price_calls, price_model, replay_costs, replay_updates
-from compaction.analysis.information import information_loss, information_score
+from compaction.analysis.costs import price_calls
+from compaction.analysis.costs import price_model
+from compaction.analysis.costs import replay_costs
+from compaction.analysis.costs import replay_updates
+from compaction.analysis.information import information_loss
+from compaction.analysis.information import information_score
 from compaction.setups import Setup
 
 LOGS = ("claude-code/entireio-cli__checkpoint-76-62d755ef9f-2.jsonl",  # timestamps: cold calls after long gaps

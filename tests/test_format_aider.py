@@ -4,12 +4,19 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT, real_log
+from conftest import ROOT
+from conftest import real_log
 
 import compaction
 from compaction.conversation import Usage
-from compaction.formats import LoadError, parse_document
-from compaction.formats._aider_chat import ADDED_FILES, EDITOR_DONE, INTERRUPT, INTERRUPTED, NO_EDITS, UPDATED
+from compaction.formats import LoadError
+from compaction.formats import parse_document
+from compaction.formats._aider_chat import ADDED_FILES
+from compaction.formats._aider_chat import EDITOR_DONE
+from compaction.formats._aider_chat import INTERRUPT
+from compaction.formats._aider_chat import INTERRUPTED
+from compaction.formats._aider_chat import NO_EDITS
+from compaction.formats._aider_chat import UPDATED
 
 FIXTURES = ROOT / "tests" / "fixtures" / "aider"
 HEADER = "\n# aider chat started at 2025-05-01 10:00:00\n\n"

@@ -9,8 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, real_log
-from hypothesis import HealthCheck, given, settings
+from conftest import ROOT
+from conftest import real_log
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import compaction

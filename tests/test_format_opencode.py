@@ -19,8 +19,12 @@ import pytest
 from conftest import ROOT
 
 import compaction
-from compaction.formats import detect, formats, parse_document
-from compaction.formats.opencode import CLEARED, COMPACTION_PROMPT, read_folder
+from compaction.formats import detect
+from compaction.formats import formats
+from compaction.formats import parse_document
+from compaction.formats.opencode import CLEARED
+from compaction.formats.opencode import COMPACTION_PROMPT
+from compaction.formats.opencode import read_folder
 
 FIXTURES = ROOT / "tests" / "fixtures" / "opencode"
 EXPORT = FIXTURES / "session.export.json"

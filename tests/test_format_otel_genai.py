@@ -10,7 +10,9 @@ import pytest
 from conftest import ROOT
 
 import compaction
-from compaction.formats import detect, formats, parse_document
+from compaction.formats import detect
+from compaction.formats import formats
+from compaction.formats import parse_document
 
 FIXTURES = ROOT / "tests" / "fixtures" / "otel-genai"
 FILES = ("openai-v2.otlp.json", "openai-v2.console.jsonl", "openinference.otlp.jsonl")

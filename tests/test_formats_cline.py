@@ -12,9 +12,15 @@ import pytest
 from conftest import ROOT
 
 import compaction
-from compaction.conversation import Image, Usage
-from compaction.formats import LoadError, formats, parse_document
-from compaction.formats._cline_text import XML_TOOL_NAMES, not_run_notice, result_header, split_xml_calls
+from compaction.conversation import Image
+from compaction.conversation import Usage
+from compaction.formats import LoadError
+from compaction.formats import formats
+from compaction.formats import parse_document
+from compaction.formats._cline_text import XML_TOOL_NAMES
+from compaction.formats._cline_text import not_run_notice
+from compaction.formats._cline_text import result_header
+from compaction.formats._cline_text import split_xml_calls
 
 FIXTURES = ROOT / "tests" / "fixtures"
 CLINE_XML = FIXTURES / "cline" / "xml-task"

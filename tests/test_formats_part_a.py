@@ -16,13 +16,21 @@ from typing import Any
 
 import pytest
 from conftest import REAL_LOGS
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import compaction
-from compaction.conversation import Image, Usage
-from compaction.formats import LoadError, detect, formats, load, load_all_conversations, parse_document
+from compaction.conversation import Image
+from compaction.conversation import Usage
+from compaction.formats import LoadError
+from compaction.formats import detect
+from compaction.formats import formats
 from compaction.formats import inspect_ai as inspect_format
+from compaction.formats import load
+from compaction.formats import load_all_conversations
+from compaction.formats import parse_document
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REAL = REAL_LOGS

@@ -15,14 +15,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REAL_LOGS, ROOT, real_log
-from hypothesis import HealthCheck, given, settings
+from conftest import REAL_LOGS
+from conftest import ROOT
+from conftest import real_log
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import compaction
 from compaction.conversation import Usage
-from compaction.formats import LoadError, formats, parse_document
-from compaction.formats.openhands import MAX_MESSAGE_CHARS, command_output, truncate
+from compaction.formats import LoadError
+from compaction.formats import formats
+from compaction.formats import parse_document
+from compaction.formats.openhands import MAX_MESSAGE_CHARS
+from compaction.formats.openhands import command_output
+from compaction.formats.openhands import truncate
 
 FIXTURES = ROOT / "tests" / "fixtures"
 

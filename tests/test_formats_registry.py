@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import compaction
-from compaction.formats import formats, parse_document
+from compaction.formats import formats
+from compaction.formats import parse_document
 from compaction.formats.base import DETECTION_ORDER
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 import compaction
-from compaction.formats import LoadError, parse_document
+from compaction.formats import LoadError
+from compaction.formats import parse_document
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PAI = FIXTURES / "pydantic-ai"

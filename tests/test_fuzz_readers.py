@@ -24,12 +24,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import REAL_LOGS, ROOT, SAMPLES
-from hypothesis import HealthCheck, given, settings
+from conftest import REAL_LOGS
+from conftest import ROOT
+from conftest import SAMPLES
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import compaction
-from compaction.formats import LoadError, formats
+from compaction.formats import LoadError
+from compaction.formats import formats
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "25"))
 #: seed documents are cut to this many records/messages so each example stays fast

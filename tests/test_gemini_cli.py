@@ -8,20 +8,32 @@ import json
 import pytest
 
 import compaction
-from compaction.conversation import Conversation, Image, Message, Source, ToolCall, ToolResult, Usage, assistant, tool
+from compaction.conversation import Conversation
+from compaction.conversation import Image
+from compaction.conversation import Message
+from compaction.conversation import Source
+from compaction.conversation import ToolCall
+from compaction.conversation import ToolResult
+from compaction.conversation import Usage
+from compaction.conversation import assistant
+from compaction.conversation import tool
 from compaction.conversation import user as user_message
 from compaction.export import export_setup
 from compaction.gemini_contents import contents
-from compaction.js_text import js_slice, js_stringify, js_trim, utf16_len
-from compaction.strategies import RunContext, gemini_cli, get_strategy
-from compaction.strategies._gemini_passes import (
-    ContentSize,
-    find_compress_split_point,
-    format_truncated_tool_output,
-    shell_preview,
-    simple_preview,
-)
-from compaction.summarizers import SummaryCall, SummaryRequest
+from compaction.js_text import js_slice
+from compaction.js_text import js_stringify
+from compaction.js_text import js_trim
+from compaction.js_text import utf16_len
+from compaction.strategies import RunContext
+from compaction.strategies import gemini_cli
+from compaction.strategies import get_strategy
+from compaction.strategies._gemini_passes import ContentSize
+from compaction.strategies._gemini_passes import find_compress_split_point
+from compaction.strategies._gemini_passes import format_truncated_tool_output
+from compaction.strategies._gemini_passes import shell_preview
+from compaction.strategies._gemini_passes import simple_preview
+from compaction.summarizers import SummaryCall
+from compaction.summarizers import SummaryRequest
 from compaction.tokens import make_counter
 
 COUNTER = make_counter("gemini-cli")

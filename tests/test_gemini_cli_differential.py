@@ -14,24 +14,36 @@ import json
 import shutil
 import subprocess
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REAL_LOGS, ROOT, sample_paths
+from conftest import REAL_LOGS
+from conftest import ROOT
+from conftest import sample_paths
 
 import compaction
-from compaction.conversation import Conversation, Message
+from compaction.conversation import Conversation
+from compaction.conversation import Message
 from compaction.formats.base import LoadError
-from compaction.gemini_contents import contents, is_environment_context, message_parts, spans
+from compaction.gemini_contents import contents
+from compaction.gemini_contents import is_environment_context
+from compaction.gemini_contents import message_parts
+from compaction.gemini_contents import spans
 from compaction.history import original
 from compaction.js_text import js_stringify
 from compaction.replay import hidden_from_agent
-from compaction.strategies import RunContext, gemini_cli
+from compaction.strategies import RunContext
 from compaction.strategies import _gemini_passes as passes
-from compaction.strategies._gemini_passes import ChatView, ContentSizer, find_compress_split_point
-from compaction.summarizers import SummaryCall, SummaryRequest
+from compaction.strategies import gemini_cli
+from compaction.strategies._gemini_passes import ChatView
+from compaction.strategies._gemini_passes import ContentSizer
+from compaction.strategies._gemini_passes import find_compress_split_point
+from compaction.summarizers import SummaryCall
+from compaction.summarizers import SummaryRequest
 from compaction.tokens import make_counter
 
 HARNESS_DIR = ROOT / "tests" / "js" / "gemini_cli"

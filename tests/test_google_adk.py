@@ -5,11 +5,20 @@ from __future__ import annotations
 
 import pytest
 from conftest import ROOT
-from oracle_env import oracle_python, run_oracle
+from oracle_env import oracle_python
+from oracle_env import run_oracle
 
 import compaction
 from compaction import summarizers
-from compaction.conversation import Conversation, Message, Source, ToolCall, Usage, assistant, system, tool, user
+from compaction.conversation import Conversation
+from compaction.conversation import Message
+from compaction.conversation import Source
+from compaction.conversation import ToolCall
+from compaction.conversation import Usage
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
 from compaction.errors import ConfigError
 from compaction.export import export_setup
 from compaction.strategies._adk_session import PROMPT_TEMPLATE

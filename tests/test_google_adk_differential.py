@@ -11,17 +11,22 @@ oracle environment (``tests/oracle_env.py``), built once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 
 import pytest
 from conftest import sample_paths
-from corpus import capped, real_conversations
-from oracle_env import oracle_python, run_oracle
+from corpus import capped
+from corpus import real_conversations
+from oracle_env import oracle_python
+from oracle_env import run_oracle
 
 import compaction
 from compaction import summarizers
-from compaction.conversation import Conversation, Message
-from compaction.strategies._adk_session import message_parts, response_value
+from compaction.conversation import Conversation
+from compaction.conversation import Message
+from compaction.strategies._adk_session import message_parts
+from compaction.strategies._adk_session import response_value
 
 ADK = ("google-adk==2.13.0",)
 STRATEGY = "google_adk.events_compaction"

@@ -10,24 +10,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REAL_LOGS, sample_paths
+from conftest import REAL_LOGS
+from conftest import sample_paths
 
 import compaction
 from compaction.conversation import COMPACTION_META_KEY
-from compaction.interop.haystack import (
-    HookCall,
-    chat_message_view,
-    differences,
-    drive_haystack_hook,
-    from_haystack_message,
-    from_haystack_messages,
-    message_view,
-    to_haystack_messages,
-    to_haystack_tools,
-)
+from compaction.interop.haystack import HookCall
+from compaction.interop.haystack import chat_message_view
+from compaction.interop.haystack import differences
+from compaction.interop.haystack import drive_haystack_hook
+from compaction.interop.haystack import from_haystack_message
+from compaction.interop.haystack import from_haystack_messages
+from compaction.interop.haystack import message_view
+from compaction.interop.haystack import to_haystack_messages
+from compaction.interop.haystack import to_haystack_tools
 from compaction.policy import ThresholdPolicy
 from compaction.strategies.haystack import ToolResultPruning
-from compaction.tiktoken_offline import EncodingUnavailable, get_encoding
+from compaction.tiktoken_offline import EncodingUnavailable
+from compaction.tiktoken_offline import get_encoding
 
 hooks = pytest.importorskip("haystack.hooks.compaction")
 haystack_counters = pytest.importorskip("haystack.token_counters")
@@ -270,7 +270,9 @@ def test_conversion_round_trips_through_chat_message(log: Path):
 
 
 def test_a_chat_message_with_several_results_becomes_several_tool_messages():
-    from haystack.dataclasses import ChatMessage, ToolCall, ToolCallResult
+    from haystack.dataclasses import ChatMessage
+    from haystack.dataclasses import ToolCall
+    from haystack.dataclasses import ToolCallResult
 
     first, second = ToolCall("read", {"path": "a.py"}, id="c1"), ToolCall("read", {"path": "b.py"}, id="c2")
     both = ChatMessage.from_dict({"role": "tool", "meta": {}, "name": None, "content": [

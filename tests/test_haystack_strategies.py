@@ -8,34 +8,43 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from conftest import REAL_LOGS, sample_paths
+from conftest import REAL_LOGS
+from conftest import sample_paths
 
 import compaction
-from compaction.conversation import COMPACTION_META_KEY, Conversation, Message, ToolCall, assistant, system, tool, user
+from compaction.conversation import COMPACTION_META_KEY
+from compaction.conversation import Conversation
+from compaction.conversation import Message
+from compaction.conversation import ToolCall
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
 from compaction.formats.haystack import message_to_haystack
-from compaction.history import Entry, original
-from compaction.strategies import RunContext, get_strategy
-from compaction.strategies.haystack import (
-    SUMMARY_INSTRUCTION,
-    InMemoryToolResultStore,
-    Summarization,
-    ToolResultOffload,
-)
-from compaction.summarizers import ExtractiveSummarizer, Summarizer, SummaryRequest
+from compaction.history import Entry
+from compaction.history import original
+from compaction.strategies import RunContext
+from compaction.strategies import get_strategy
+from compaction.strategies.haystack import SUMMARY_INSTRUCTION
+from compaction.strategies.haystack import InMemoryToolResultStore
+from compaction.strategies.haystack import Summarization
+from compaction.strategies.haystack import ToolResultOffload
+from compaction.summarizers import ExtractiveSummarizer
+from compaction.summarizers import Summarizer
+from compaction.summarizers import SummaryRequest
 from compaction.tokens import make_counter
 
 pytest.importorskip("haystack")
 pytestmark = pytest.mark.filterwarnings("ignore::haystack.utils.experimental.ExperimentalWarning")
 
 from haystack.dataclasses import ChatMessage  # noqa: E402
-from haystack.hooks.compaction import (  # noqa: E402
-    SlidingWindowCompactor,
-    SummarizationCompactor,
-    ToolResultOffloadCompactor,
-    ToolResultPruningCompactor,
-)
+from haystack.hooks.compaction import SlidingWindowCompactor  # noqa: E402
+from haystack.hooks.compaction import SummarizationCompactor  # noqa: E402
+from haystack.hooks.compaction import ToolResultOffloadCompactor  # noqa: E402
+from haystack.hooks.compaction import ToolResultPruningCompactor  # noqa: E402
 
-from compaction.interop.haystack import drive_haystack_hook, to_haystack_messages  # noqa: E402
+from compaction.interop.haystack import drive_haystack_hook  # noqa: E402
+from compaction.interop.haystack import to_haystack_messages  # noqa: E402
 
 
 # ------------------------------------------------------------------------------------------------- inputs
@@ -359,7 +368,9 @@ def test_summarization_tiers_and_quirks():
 def test_summarization_prompt_layout_with_ids_summaries_and_attachments():
     """The transcript renders tool-call ids, folds earlier summaries as [conversation_summary] and describes
     images and files with their type and identifying details."""
-    from compaction.conversation import File, Image, ToolResult
+    from compaction.conversation import File
+    from compaction.conversation import Image
+    from compaction.conversation import ToolResult
 
     c = _call("screenshot", "call_img", url="https://example.org")
     shot = Message("tool", tool_result=ToolResult(c, ("page:", Image("image/png", meta={"url": "https://x.org/a.png",
@@ -566,7 +577,8 @@ def _drive_stack(conv: Conversation, compactors, window: int) -> list[tuple[list
     from haystack.hooks.invocation import _run_hooks
     from haystack.hooks.protocol import BEFORE_LLM
 
-    from compaction.interop.haystack import to_haystack_message, to_haystack_tools
+    from compaction.interop.haystack import to_haystack_message
+    from compaction.interop.haystack import to_haystack_tools
 
     hooks = [CompactionHook(c, context_window=window) for c in compactors]
     tools = to_haystack_tools(conv.tools)
@@ -607,7 +619,8 @@ def _stack_runner(window: int = 4000, **params):
 
 
 def test_stack_runs_pruning_first_and_the_backup_only_when_still_over_the_trigger():
-    from compaction.strategies.haystack import SlidingWindow, ToolResultPruning
+    from compaction.strategies.haystack import SlidingWindow
+    from compaction.strategies.haystack import ToolResultPruning
 
     runner = _stack_runner(2000, second="sliding_window")
     assert [type(c) for c in runner.compactors] == [ToolResultPruning, SlidingWindow]

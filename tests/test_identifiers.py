@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from compaction.identifiers import identifiers
@@ -27,7 +28,9 @@ def test_tokens_longer_than_the_limit_are_skipped_whole():
 @settings(max_examples=500, deadline=None)
 @given(st.text(alphabet=st.sampled_from("aAfF09_./#- \nzZé"), max_size=300))
 def test_one_combined_pattern_classifies_as_the_kinds_one_by_one(text):
-    from compaction.identifiers import _CANDIDATE, _KINDS, MAX_TOKEN
+    from compaction.identifiers import _CANDIDATE
+    from compaction.identifiers import _KINDS
+    from compaction.identifiers import MAX_TOKEN
 
     expected = []
     for token in _CANDIDATE.findall(text):

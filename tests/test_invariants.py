@@ -21,8 +21,14 @@ from dataclasses import asdict
 from functools import cache
 
 import pytest
-from corpus import GRID_POLICIES, REAL_LOGS, parameter_variants, real_conversations, windows_for
-from timeline_checks import assert_timeline_consistent, contexts, replay_without_hints
+from corpus import GRID_POLICIES
+from corpus import REAL_LOGS
+from corpus import parameter_variants
+from corpus import real_conversations
+from corpus import windows_for
+from timeline_checks import assert_timeline_consistent
+from timeline_checks import contexts
+from timeline_checks import replay_without_hints
 
 import compaction
 from compaction.conversation import Conversation

@@ -13,43 +13,57 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REAL_LOGS, sample_paths
+from conftest import REAL_LOGS
+from conftest import sample_paths
 
 import compaction
-from compaction.conversation import Conversation, File, Image, Message, ToolCall, ToolResult, assistant, system, tool
+from compaction.conversation import Conversation
+from compaction.conversation import File
+from compaction.conversation import Image
+from compaction.conversation import Message
+from compaction.conversation import ToolCall
+from compaction.conversation import ToolResult
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
 from compaction.conversation import user as user_message
 from compaction.formats.base import LoadError
-from compaction.langchain_prompt import check_summary_prompt, fill_summary_prompt, xml_transcript
-from compaction.replay import Replay, hidden_from_agent
+from compaction.langchain_prompt import check_summary_prompt
+from compaction.langchain_prompt import fill_summary_prompt
+from compaction.langchain_prompt import xml_transcript
+from compaction.replay import Replay
+from compaction.replay import hidden_from_agent
 from compaction.strategies import RunContext
-from compaction.strategies.langchain import DEFAULT_SUMMARY_PROMPT, SUMMARY_PREFIX, TOO_LONG, trim_last
-from compaction.summarizers import SummaryCall, SummaryRequest
+from compaction.strategies.langchain import DEFAULT_SUMMARY_PROMPT
+from compaction.strategies.langchain import SUMMARY_PREFIX
+from compaction.strategies.langchain import TOO_LONG
+from compaction.strategies.langchain import trim_last
+from compaction.summarizers import SummaryCall
+from compaction.summarizers import SummaryRequest
 from compaction.tokens import make_counter
 
 pytest.importorskip("langchain.agents")
 
 from langchain.agents import create_agent  # noqa: E402
-from langchain.agents.middleware import (  # noqa: E402
-    ClearToolUsesEdit,
-    ContextEditingMiddleware,
-    SummarizationMiddleware,
-)
+from langchain.agents.middleware import ClearToolUsesEdit  # noqa: E402
+from langchain.agents.middleware import ContextEditingMiddleware  # noqa: E402
+from langchain.agents.middleware import SummarizationMiddleware  # noqa: E402
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, messages_to_dict  # noqa: E402
-from langchain_core.messages.utils import (  # noqa: E402
-    convert_to_messages,
-    count_tokens_approximately,
-    get_buffer_string,
-    trim_messages,
-)
+from langchain_core.messages import AIMessage  # noqa: E402
+from langchain_core.messages import HumanMessage  # noqa: E402
+from langchain_core.messages import SystemMessage  # noqa: E402
+from langchain_core.messages import ToolMessage  # noqa: E402
+from langchain_core.messages import messages_to_dict  # noqa: E402
+from langchain_core.messages.utils import convert_to_messages  # noqa: E402
+from langchain_core.messages.utils import count_tokens_approximately  # noqa: E402
+from langchain_core.messages.utils import get_buffer_string  # noqa: E402
+from langchain_core.messages.utils import trim_messages  # noqa: E402
 from langchain_core.tools import tool as lc_tool  # noqa: E402
 
-from compaction.interop.langchain import (  # noqa: E402
-    drive_langchain_middleware,
-    langchain_view,
-    to_langchain_message,
-    to_langchain_messages,
-)
+from compaction.interop.langchain import drive_langchain_middleware  # noqa: E402
+from compaction.interop.langchain import langchain_view  # noqa: E402
+from compaction.interop.langchain import to_langchain_message  # noqa: E402
+from compaction.interop.langchain import to_langchain_messages  # noqa: E402
 
 COUNTER = make_counter("langchain")
 

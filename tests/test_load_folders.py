@@ -9,12 +9,19 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REAL_LOGS, ROOT, real_log
+from conftest import REAL_LOGS
+from conftest import ROOT
+from conftest import real_log
 
 import compaction
 from compaction.cli import main as cli
-from compaction.conversation import Conversation, Source, user
-from compaction.formats import LoadError, base, folders, load_all_conversations
+from compaction.conversation import Conversation
+from compaction.conversation import Source
+from compaction.conversation import user
+from compaction.formats import LoadError
+from compaction.formats import base
+from compaction.formats import folders
+from compaction.formats import load_all_conversations
 
 FIXTURES = ROOT / "tests" / "fixtures"
 SESSION = FIXTURES / "claude-code" / "attachments_subagents.jsonl"

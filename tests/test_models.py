@@ -10,18 +10,22 @@ import pytest
 from conftest import real_log
 
 import compaction
-from compaction.analysis.costs import price_model, price_table, prices_for
-from compaction.conversation import Conversation, Source, Usage, assistant, user
-from compaction.models import (
-    DEFAULT_CONTEXT_WINDOW,
-    known_models,
-    log_model,
-    lookup_model,
-    model_table,
-    normalize_model_name,
-    resolve_context_window,
-    resolve_price_model,
-)
+from compaction.analysis.costs import price_model
+from compaction.analysis.costs import price_table
+from compaction.analysis.costs import prices_for
+from compaction.conversation import Conversation
+from compaction.conversation import Source
+from compaction.conversation import Usage
+from compaction.conversation import assistant
+from compaction.conversation import user
+from compaction.models import DEFAULT_CONTEXT_WINDOW
+from compaction.models import known_models
+from compaction.models import log_model
+from compaction.models import lookup_model
+from compaction.models import model_table
+from compaction.models import normalize_model_name
+from compaction.models import resolve_context_window
+from compaction.models import resolve_price_model
 
 CODEX = "codex-cli/AcidicSoil-codex-session-view__rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
 #: the largest Claude Code session of the real logs (139 calls, claude-opus-4-6, reported prompts up to 164,831)

@@ -14,11 +14,23 @@ from conftest import SAMPLES
 
 import compaction
 from compaction.cli import main
-from compaction.conversation import Conversation, Message, Source, ToolCall, assistant, system, tool, user
+from compaction.conversation import Conversation
+from compaction.conversation import Message
+from compaction.conversation import Source
+from compaction.conversation import ToolCall
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
 from compaction.history import original
-from compaction.strategies import RunContext, get_strategy
-from compaction.strategies._nesting import FED_POSITION, NestedStrategy, make_nested
-from compaction.strategies.agent_framework import SUMMARY_FLAG, MessageIndex, NestedDotnetChild
+from compaction.strategies import RunContext
+from compaction.strategies import get_strategy
+from compaction.strategies._nesting import FED_POSITION
+from compaction.strategies._nesting import NestedStrategy
+from compaction.strategies._nesting import make_nested
+from compaction.strategies.agent_framework import SUMMARY_FLAG
+from compaction.strategies.agent_framework import MessageIndex
+from compaction.strategies.agent_framework import NestedDotnetChild
 from compaction.strategies.anthropic import CLEARED_RESULT_STAND_IN
 from compaction.strategies.haystack import PRUNING_PLACEHOLDER
 from compaction.tokens import make_counter

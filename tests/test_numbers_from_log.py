@@ -9,15 +9,19 @@ import re
 from contextlib import redirect_stderr
 
 import pytest
-from conftest import SAMPLES, real_log
+from conftest import SAMPLES
+from conftest import real_log
 
 import compaction
 from compaction import charts
 from compaction.analysis.calibration import calibrate
-from compaction.analysis.costs import compare_costs, price_model, prices_for
+from compaction.analysis.costs import compare_costs
+from compaction.analysis.costs import price_model
+from compaction.analysis.costs import prices_for
 from compaction.cli import main
 from compaction.models import DEFAULT_CONTEXT_WINDOW
-from compaction.run_charts import series_colors, tokens_chart_data
+from compaction.run_charts import series_colors
+from compaction.run_charts import tokens_chart_data
 from compaction.tokens import make_counter
 
 CODEX = "codex-cli/AcidicSoil-codex-session-view__rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"

@@ -8,14 +8,19 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SAMPLES, real_log
+from conftest import ROOT
+from conftest import SAMPLES
+from conftest import real_log
 from streamlit.testing.v1 import AppTest
 
 import compaction
 from compaction.analysis.calibration import calibrate
-from compaction.analysis.costs import compare_costs, price_model
-from compaction.setups import Setup, setups_to_json
-from compaction.ui import settings, source
+from compaction.analysis.costs import compare_costs
+from compaction.analysis.costs import price_model
+from compaction.setups import Setup
+from compaction.setups import setups_to_json
+from compaction.ui import settings
+from compaction.ui import source
 
 TIMEOUT = 60
 CODEX = "codex-cli/AcidicSoil-codex-session-view__rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"

@@ -13,10 +13,20 @@ from conftest import sample_paths
 from corpus import real_conversations
 
 import compaction
-from compaction.conversation import Conversation, Message, ToolCall, assistant, system, tool, user
+from compaction.conversation import Conversation
+from compaction.conversation import Message
+from compaction.conversation import ToolCall
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
 from compaction.replay import hidden_from_agent
 from compaction.strategies.history_runner import leading_system
-from compaction.strategies.openai_agents import Item, deduplicate, drop_orphans, item_json, items_of
+from compaction.strategies.openai_agents import Item
+from compaction.strategies.openai_agents import deduplicate
+from compaction.strategies.openai_agents import drop_orphans
+from compaction.strategies.openai_agents import item_json
+from compaction.strategies.openai_agents import items_of
 
 NAME = "openai_agents.session_limit"
 
@@ -140,7 +150,8 @@ def test_bad_limit_is_named(value):
 
 def test_the_export_sets_the_session_limit():
     pytest.importorskip("agents")
-    from agents import RunConfig, SessionSettings
+    from agents import RunConfig
+    from agents import SessionSettings
 
     from compaction.export import export_setup
 
@@ -165,7 +176,8 @@ async def drive_sdk(conv: Conversation, limit: int | None) -> list[list[dict]]:
     """What the SDK sends at each call: each run starts with ``prepare_input_with_session`` over a real SQLite
     session holding the earlier runs' items; each call sends that plus the run's generated items
     (``prepare_model_input_items``); a run's input and generated items are saved when it ends."""
-    from agents import SessionSettings, SQLiteSession
+    from agents import SessionSettings
+    from agents import SQLiteSession
     from agents.run_internal.items import prepare_model_input_items
     from agents.run_internal.session_persistence import prepare_input_with_session
 

@@ -10,18 +10,23 @@ from pathlib import Path
 import pytest
 
 import compaction
-from compaction.conversation import Conversation, Message, Source, ToolCall, Usage, assistant, tool, user
+from compaction.conversation import Conversation
+from compaction.conversation import Message
+from compaction.conversation import Source
+from compaction.conversation import ToolCall
+from compaction.conversation import Usage
+from compaction.conversation import assistant
+from compaction.conversation import tool
+from compaction.conversation import user
 from compaction.history import original
-from compaction.strategies.opencode import (
-    CLEARED,
-    COMPACTION_QUESTION,
-    CONTINUE,
-    build_prompt,
-    estimate,
-    prune,
-    serialize,
-    usable,
-)
+from compaction.strategies.opencode import CLEARED
+from compaction.strategies.opencode import COMPACTION_QUESTION
+from compaction.strategies.opencode import CONTINUE
+from compaction.strategies.opencode import build_prompt
+from compaction.strategies.opencode import estimate
+from compaction.strategies.opencode import prune
+from compaction.strategies.opencode import serialize
+from compaction.strategies.opencode import usable
 
 KB30 = "z" * 120_000  # 30,000 tokens at 4 characters a token
 

@@ -13,24 +13,42 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from conftest import REAL_LOGS, sample_paths
-from hypothesis import HealthCheck, given, settings
+from conftest import REAL_LOGS
+from conftest import sample_paths
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from compaction.conversation import Conversation, Message, ToolCall, ToolResult, assistant, system, tool, user
-from compaction.formats import LoadError, load_all_conversations
-from compaction.history import Entry, inserted, original
-from compaction.strategies import RunContext, anthropic, get_strategy, inspect_ai, langchain, openhands, swe_agent
-from compaction.strategies.history_runner import (
-    Decision,
-    MaskedView,
-    leading_system,
-    plural,
-    with_cleared_inputs,
-    with_result_text,
-    with_text,
-)
-from compaction.tokens import EncodingUnavailable, make_counter
+from compaction.conversation import Conversation
+from compaction.conversation import Message
+from compaction.conversation import ToolCall
+from compaction.conversation import ToolResult
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
+from compaction.formats import LoadError
+from compaction.formats import load_all_conversations
+from compaction.history import Entry
+from compaction.history import inserted
+from compaction.history import original
+from compaction.strategies import RunContext
+from compaction.strategies import anthropic
+from compaction.strategies import get_strategy
+from compaction.strategies import inspect_ai
+from compaction.strategies import langchain
+from compaction.strategies import openhands
+from compaction.strategies import swe_agent
+from compaction.strategies.history_runner import Decision
+from compaction.strategies.history_runner import MaskedView
+from compaction.strategies.history_runner import leading_system
+from compaction.strategies.history_runner import plural
+from compaction.strategies.history_runner import with_cleared_inputs
+from compaction.strategies.history_runner import with_result_text
+from compaction.strategies.history_runner import with_text
+from compaction.tokens import EncodingUnavailable
+from compaction.tokens import make_counter
 
 COUNTERS = ("approx", "tiktoken:o200k_base", "langchain", "maf-dotnet", "maf-python")
 

@@ -15,11 +15,20 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck
+from hypothesis import event
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import compaction
-from compaction.conversation import Conversation, Message, ToolCall, assistant, system, tool, user
+from compaction.conversation import Conversation
+from compaction.conversation import Message
+from compaction.conversation import ToolCall
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
 from compaction.tokens import make_counter
 
 WORDS = ("def", "return", "self", "assert", "import", "pytest", "error:", "OK", "src/app.py", "42", "None", "→", "日本")

@@ -11,7 +11,10 @@ import pytest
 from conftest import real_log
 
 import compaction
-from compaction.conversation import Conversation, Source, assistant, user
+from compaction.conversation import Conversation
+from compaction.conversation import Source
+from compaction.conversation import assistant
+from compaction.conversation import user
 
 LIMIT = 1_000
 #: the largest real logs: the biggest Claude Code session, the one with 8 embedded subagents, the Codex rollout

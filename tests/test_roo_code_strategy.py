@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 import compaction
-from compaction.conversation import Conversation, Message, Source, ToolCall, Usage, assistant, tool, user
+from compaction.conversation import Conversation
+from compaction.conversation import Message
+from compaction.conversation import Source
+from compaction.conversation import ToolCall
+from compaction.conversation import Usage
+from compaction.conversation import assistant
+from compaction.conversation import tool
+from compaction.conversation import user
 from compaction.strategies.roo_code import roo_count_tokens
 
 FIXTURES = Path(__file__).parent / "fixtures" / "roo-code"

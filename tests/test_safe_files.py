@@ -17,11 +17,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SAMPLES, real_log
+from conftest import ROOT
+from conftest import SAMPLES
+from conftest import real_log
 
 import compaction
 from compaction.cli import main
-from compaction.formats import LoadError, base, parse_document
+from compaction.formats import LoadError
+from compaction.formats import base
+from compaction.formats import parse_document
 from compaction.formats.base import compressed_suffixes
 from compaction.formats.inspect_ai import MAX_MEMBER_BYTES
 from compaction.ui import source

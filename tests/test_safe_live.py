@@ -17,18 +17,34 @@ from pathlib import Path
 
 import pytest
 from conftest import real_log
-from listener import SUMMARY, Listener, listening
+from listener import SUMMARY
+from listener import Listener
+from listener import listening
 from streamlit.testing.v1 import AppTest
-from test_app import APP, TIMEOUT, coding_log
+from test_app import APP
+from test_app import TIMEOUT
+from test_app import coding_log
 
 import compaction
 from compaction import summarizers
 from compaction.analysis.sweep import sweep
 from compaction.budget import WorkBudget
 from compaction.cli import main
-from compaction.setups import Setup, encode_for_url, setups_to_json
-from compaction.summarizers import CACHE_ENV, GATE_ENV, LIVE_ENV, SUMMARY_CACHE, live_calls
-from compaction.ui import cache, results, settings, setups, share, source, state
+from compaction.setups import Setup
+from compaction.setups import encode_for_url
+from compaction.setups import setups_to_json
+from compaction.summarizers import CACHE_ENV
+from compaction.summarizers import GATE_ENV
+from compaction.summarizers import LIVE_ENV
+from compaction.summarizers import SUMMARY_CACHE
+from compaction.summarizers import live_calls
+from compaction.ui import cache
+from compaction.ui import results
+from compaction.ui import settings
+from compaction.ui import setups
+from compaction.ui import share
+from compaction.ui import source
+from compaction.ui import state
 
 SUMMARIZE = "haystack.summarization"
 PRUNE = "haystack.tool_result_pruning"

@@ -15,22 +15,24 @@ import pytest
 from conftest import SAMPLES
 
 import compaction
-from compaction.budget import ReplayBudgetExceeded, WorkBudget
+from compaction.budget import ReplayBudgetExceeded
+from compaction.budget import WorkBudget
 from compaction.cli import main
-from compaction.policy import MAX_TRIGGER_DEPTH, parse_trigger, validate_threshold
-from compaction.setups import (
-    MAX_LINK_CHARS,
-    MAX_LINK_JSON_BYTES,
-    MAX_SETUPS,
-    Setup,
-    decode_from_url,
-    encode_for_url,
-    read_setups_json,
-    read_setups_link,
-    setups_from_json,
-)
+from compaction.policy import MAX_TRIGGER_DEPTH
+from compaction.policy import parse_trigger
+from compaction.policy import validate_threshold
+from compaction.setups import MAX_LINK_CHARS
+from compaction.setups import MAX_LINK_JSON_BYTES
+from compaction.setups import MAX_SETUPS
+from compaction.setups import Setup
+from compaction.setups import decode_from_url
+from compaction.setups import encode_for_url
+from compaction.setups import read_setups_json
+from compaction.setups import read_setups_link
+from compaction.setups import setups_from_json
 from compaction.strategies import get_strategy
-from compaction.strategies._nesting import MAX_CHILDREN, MAX_DEPTH
+from compaction.strategies._nesting import MAX_CHILDREN
+from compaction.strategies._nesting import MAX_DEPTH
 
 PRUNE = "haystack.tool_result_pruning"
 PIPELINE = "agent_framework.pipeline"

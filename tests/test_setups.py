@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from compaction.setups import Setup, decode_from_url, encode_for_url, setups_from_json, setups_to_json
+from compaction.setups import Setup
+from compaction.setups import decode_from_url
+from compaction.setups import encode_for_url
+from compaction.setups import setups_from_json
+from compaction.setups import setups_to_json
 
 SETUPS = [
     Setup("haystack.tool_result_pruning", {"min_keep_steps": 3}, context_window=100_000, compact_at=0.75,

@@ -13,20 +13,19 @@ from conftest import sample_paths
 from corpus import real_conversations
 
 import compaction
-from compaction.conversation import (
-    Conversation,
-    File,
-    Image,
-    Message,
-    ToolCall,
-    ToolResult,
-    assistant,
-    system,
-    tool,
-    user,
-)
+from compaction.conversation import Conversation
+from compaction.conversation import File
+from compaction.conversation import Image
+from compaction.conversation import Message
+from compaction.conversation import ToolCall
+from compaction.conversation import ToolResult
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
 from compaction.replay import hidden_from_agent
-from compaction.strategies.strands import parse_per_turn, truncated_text
+from compaction.strategies.strands import parse_per_turn
+from compaction.strategies.strands import truncated_text
 
 NAME = "strands.sliding_window"
 
@@ -248,7 +247,8 @@ def drive_manager(conv: Conversation, params: dict, window: int) -> list[list[di
     """``agent.messages`` before each model call when the real manager runs as the Strands agent runs it: after
     each invocation, in the before-model-call hooks, and on each overflow (then the call is retried)."""
     cm = pytest.importorskip("strands.agent.conversation_manager")
-    from strands.hooks import BeforeModelCallEvent, HookRegistry
+    from strands.hooks import BeforeModelCallEvent
+    from strands.hooks import HookRegistry
     from strands.types.exceptions import ContextWindowOverflowException
 
     per_turn = parse_per_turn(params.get("per_turn", "false"))

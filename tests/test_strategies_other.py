@@ -8,10 +8,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from conftest import REAL_LOGS, sample_paths
+from conftest import REAL_LOGS
+from conftest import sample_paths
 
 import compaction
-from compaction.conversation import Conversation, Message, ToolCall, assistant, system, tool, user
+from compaction.conversation import Conversation
+from compaction.conversation import Message
+from compaction.conversation import ToolCall
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
 from compaction.replay import Replay
 from compaction.strategies import registry
 
@@ -289,7 +296,8 @@ class TestSweAgentPaperSetups:
 # ================================================================================================ LangChain
 class TestLangchainTriggerEncoding:
     def test_parse_clauses(self):
-        from compaction.strategies.langchain import ContextSize, parse_trigger
+        from compaction.strategies.langchain import ContextSize
+        from compaction.strategies.langchain import parse_trigger
 
         assert parse_trigger("") == ()
         assert parse_trigger("tokens>=4000") == ({"tokens": ContextSize("tokens", 4000)},)
@@ -364,7 +372,8 @@ class TestLangchainSummarization:
         assert "never saw" in r.steps[k].note
 
     def test_trim_without_a_human_message_gives_too_long_text_without_a_model_call(self):
-        from compaction.strategies.langchain import SUMMARY_PREFIX, TOO_LONG
+        from compaction.strategies.langchain import SUMMARY_PREFIX
+        from compaction.strategies.langchain import TOO_LONG
 
         r = run(agent_run(12), self.NAME, {"trigger": "messages>=20", "keep": "messages=6",
                                            "trim_tokens_to_summarize": 400})

@@ -7,7 +7,12 @@ import pytest
 import compaction
 from compaction.analysis.costs import price_model
 from compaction.analysis.fastpath import fast_sweep_rows
-from compaction.analysis.sweep import Setup, evaluate, grid, linspace, sweep, thrash_count
+from compaction.analysis.sweep import Setup
+from compaction.analysis.sweep import evaluate
+from compaction.analysis.sweep import grid
+from compaction.analysis.sweep import linspace
+from compaction.analysis.sweep import sweep
+from compaction.analysis.sweep import thrash_count
 from compaction.strategies import registry
 
 METRICS = ("dollars", "baseline_dollars", "peak_tokens", "tokens_sent", "compactions", "declined", "thrash",

@@ -10,20 +10,24 @@ from functools import cache
 
 import pytest
 from conftest import sample_paths
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
-from timeline_checks import (
-    apply_fates,
-    assert_change_matches,
-    assert_timeline_consistent,
-    contexts,
-    replay_without_hints,
-)
+from timeline_checks import apply_fates
+from timeline_checks import assert_change_matches
+from timeline_checks import assert_timeline_consistent
+from timeline_checks import contexts
+from timeline_checks import replay_without_hints
 
 import compaction
 from compaction.conversation import Message
-from compaction.history import Entry, fates_of, inserted, original
-from compaction.timeline import KEYFRAME_DEPTH, Timeline, materialize
+from compaction.history import Entry
+from compaction.history import fates_of
+from compaction.history import inserted
+from compaction.history import original
+from compaction.timeline import KEYFRAME_DEPTH
+from compaction.timeline import Timeline
+from compaction.timeline import materialize
 
 WINDOWS = (20_000, 60_000)
 #: strategies whose trigger is a parameter of their own (not the window): set low enough that the samples compact
@@ -171,7 +175,8 @@ def test_an_unchanged_snapshot_records_nothing() -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, 600), st.integers(0, 600), st.lists(st.integers(0, 599), max_size=4), st.integers(0, 30))
 def test_shared_stretches_match_a_scan(n_a, n_b, changed, extra):
-    from compaction.timeline import first_difference, last_difference
+    from compaction.timeline import first_difference
+    from compaction.timeline import last_difference
 
     pool = [original(_message(k), k) for k in range(max(n_a, n_b) + extra)]
     a = pool[:n_a]

@@ -14,28 +14,33 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import REAL_LOGS, sample_paths
-from hypothesis import given, settings
+from conftest import REAL_LOGS
+from conftest import sample_paths
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import compaction
-from compaction import tiktoken_offline, tokens
-from compaction.conversation import (
-    File,
-    Image,
-    Message,
-    ToolCall,
-    ToolResult,
-    ToolSchema,
-    assistant,
-    system,
-    tool,
-    user,
-)
+from compaction import tiktoken_offline
+from compaction import tokens
+from compaction.conversation import File
+from compaction.conversation import Image
+from compaction.conversation import Message
+from compaction.conversation import ToolCall
+from compaction.conversation import ToolResult
+from compaction.conversation import ToolSchema
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
 from compaction.formats.agent_framework import message_to_maf
-from compaction.interop.haystack import to_haystack_messages, to_haystack_tools
+from compaction.interop.haystack import to_haystack_messages
+from compaction.interop.haystack import to_haystack_tools
 from compaction.tiktoken_offline import EncodingUnavailable
-from compaction.tokens import ApproxCounter, make_counter, render_haystack, resolve_counter
+from compaction.tokens import ApproxCounter
+from compaction.tokens import make_counter
+from compaction.tokens import render_haystack
+from compaction.tokens import resolve_counter
 
 haystack_counters = pytest.importorskip("haystack.token_counters")
 haystack_utils = pytest.importorskip("haystack.token_counters.utils")
@@ -346,7 +351,8 @@ def maf_cases() -> list:
 @pytest.mark.parametrize(("source", "keep_writer_ids"), maf_cases())
 def test_maf_python_equals_annotate_token_counts(source, keep_writer_ids: bool):
     pytest.importorskip("agent_framework")
-    from agent_framework._compaction import CharacterEstimatorTokenizer, annotate_token_counts
+    from agent_framework._compaction import CharacterEstimatorTokenizer
+    from agent_framework._compaction import annotate_token_counts
 
     messages = source() if callable(source) else compaction.load(source).messages
     real = framework_messages(messages, keep_writer_ids)
@@ -361,7 +367,8 @@ def test_maf_python_equals_annotate_token_counts(source, keep_writer_ids: bool):
 def test_maf_python_tally_equals_incremental_annotation():
     """``append_compaction_message`` annotates one message at a time (ids from the running position)."""
     pytest.importorskip("agent_framework")
-    from agent_framework._compaction import CharacterEstimatorTokenizer, append_compaction_message
+    from agent_framework._compaction import CharacterEstimatorTokenizer
+    from agent_framework._compaction import append_compaction_message
 
     messages = maf_edge_messages()
     real = framework_messages(messages, keep_writer_ids=False)

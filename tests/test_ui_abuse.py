@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,10 +21,16 @@ from streamlit.testing.v1 import AppTest
 from test_app import coding_log
 
 import compaction
-from compaction import tiktoken_offline, tokens
-from compaction.conversation import Conversation, system, user
+from compaction import tiktoken_offline
+from compaction import tokens
+from compaction.conversation import Conversation
+from compaction.conversation import system
+from compaction.conversation import user
 from compaction.strategies import base as strategy_base
-from compaction.ui import cache, settings, setups, source
+from compaction.ui import cache
+from compaction.ui import settings
+from compaction.ui import setups
+from compaction.ui import source
 
 APP = str(ROOT / "app.py")
 TIMEOUT = 60

@@ -9,18 +9,22 @@ import re
 import pytest
 
 import compaction
-from compaction.conversation import Conversation, Message, ToolCall, assistant, system, tool, user
+from compaction.conversation import Conversation
+from compaction.conversation import Message
+from compaction.conversation import ToolCall
+from compaction.conversation import assistant
+from compaction.conversation import system
+from compaction.conversation import tool
+from compaction.conversation import user
 from compaction.history import original
-from compaction.strategies.vercel_ai import (
-    ModelMessage,
-    js_json,
-    js_length,
-    model_messages,
-    parse_tool_calls,
-    prune_messages,
-    to_json,
-    tool_calls_option,
-)
+from compaction.strategies.vercel_ai import ModelMessage
+from compaction.strategies.vercel_ai import js_json
+from compaction.strategies.vercel_ai import js_length
+from compaction.strategies.vercel_ai import model_messages
+from compaction.strategies.vercel_ai import parse_tool_calls
+from compaction.strategies.vercel_ai import prune_messages
+from compaction.strategies.vercel_ai import to_json
+from compaction.strategies.vercel_ai import tool_calls_option
 
 NAME = "vercel_ai.prune_messages"
 

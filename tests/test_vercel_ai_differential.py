@@ -24,16 +24,15 @@ from corpus import real_conversations
 
 import compaction
 from compaction.conversation import Conversation
-from compaction.history import Entry, original
+from compaction.history import Entry
+from compaction.history import original
 from compaction.replay import hidden_from_agent
-from compaction.strategies.vercel_ai import (
-    js_json,
-    js_length,
-    model_messages,
-    parse_tool_calls,
-    to_json,
-    tool_calls_option,
-)
+from compaction.strategies.vercel_ai import js_json
+from compaction.strategies.vercel_ai import js_length
+from compaction.strategies.vercel_ai import model_messages
+from compaction.strategies.vercel_ai import parse_tool_calls
+from compaction.strategies.vercel_ai import to_json
+from compaction.strategies.vercel_ai import tool_calls_option
 
 JS = Path(__file__).parent / "js"
 NAME = "vercel_ai.prune_messages"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 
-from conftest import ROOT, real_log
+from conftest import ROOT
+from conftest import real_log
 
 import compaction
 from compaction.formats import load_all_conversations

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import REAL_LOGS, sample_paths
+from conftest import REAL_LOGS
+from conftest import sample_paths
 
 import compaction
 from compaction.interop.haystack import from_haystack_message

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from compaction.history import Entry, Fate, fates_of
+from compaction.history import Entry
+from compaction.history import Fate
+from compaction.history import fates_of
 from compaction.replay import Replay
 from compaction.timeline import Change
 

@@ -25,7 +25,8 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("AIDER_ANALYTICS", "false")
 
-from aider import models, prompts  # noqa: E402
+from aider import models  # noqa: E402
+from aider import prompts  # noqa: E402
 from aider.coders import Coder  # noqa: E402
 from aider.commands import SwitchCoder  # noqa: E402
 from aider.io import InputOutput  # noqa: E402

@@ -16,7 +16,9 @@ import sys
 from pathlib import Path
 
 import compaction
-from compaction.analysis.claude_code_checks import boundary_rows, false_alarms, measured_replay
+from compaction.analysis.claude_code_checks import boundary_rows
+from compaction.analysis.claude_code_checks import false_alarms
+from compaction.analysis.claude_code_checks import measured_replay
 
 FOLDER = Path(__file__).resolve().parents[1].parent / "shared" / "real_logs" / "claude-code"
 RUNS = (("claude_code.auto_compact", {"summarizer": "from-log"}), ("claude_code.microcompact", {"variant": "token"}))

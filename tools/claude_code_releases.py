@@ -18,7 +18,8 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from compaction.strategies._claude_code_versions import behaviour, resolve_version
+from compaction.strategies._claude_code_versions import behaviour
+from compaction.strategies._claude_code_versions import resolve_version
 
 CACHE = Path.home() / ".cache" / "compaction-lab" / "claude-code"
 NAME = r"[\w$]+"

@@ -12,11 +12,16 @@ definitions, which the fit absorbs as a constant overhead).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from ..conversation import Conversation
-from ..tokens import make_counter, render_haystack
-from .costs import CallInput, PriceModel, price_calls, prices_for
+from ..tokens import make_counter
+from ..tokens import render_haystack
+from .costs import CallInput
+from .costs import PriceModel
+from .costs import price_calls
+from .costs import prices_for
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -11,13 +11,16 @@ measure of Claude Code's count at those calls, and for a microcompaction the res
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from ..conversation import Conversation
-from ..replay import Replay, replay
+from ..replay import Replay
+from ..replay import replay
 from ..strategies import get_strategy
-from ..strategies.claude_code import ClaudeCodeStrategy, Measured
+from ..strategies.claude_code import ClaudeCodeStrategy
+from ..strategies.claude_code import Measured
 
 #: how many calls a replayed compaction may be off the real one
 TOLERANCE = 2

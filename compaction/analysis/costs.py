@@ -19,16 +19,24 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from datetime import datetime
 from functools import lru_cache
 from importlib import resources
-from itertools import compress, count
+from itertools import compress
+from itertools import count
 from operator import is_not
 from typing import Any
 
-from ..conversation import Conversation, Message, ToolSchema
+from ..conversation import Conversation
+from ..conversation import Message
+from ..conversation import ToolSchema
 from ..replay import Replay
 from ..tokens import Counter
 

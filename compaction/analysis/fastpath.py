@@ -13,17 +13,30 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import cast
 
 import numpy as np
 
-from ..conversation import COMPACTION_META_KEY, Conversation, Message, ToolResult
+from ..conversation import COMPACTION_META_KEY
+from ..conversation import Conversation
+from ..conversation import Message
+from ..conversation import ToolResult
 from ..policy import validate_threshold
-from ..strategies.haystack import PRUNING_PLACEHOLDER, agent_step_spans
-from ..tokens import ApproxCounter, make_counter, non_text_units, render_haystack, render_tools
-from .costs import PriceModel, message_time
+from ..strategies.haystack import PRUNING_PLACEHOLDER
+from ..strategies.haystack import agent_step_spans
+from ..tokens import ApproxCounter
+from ..tokens import make_counter
+from ..tokens import non_text_units
+from ..tokens import render_haystack
+from ..tokens import render_tools
+from .costs import PriceModel
+from .costs import message_time
 
 if TYPE_CHECKING:
     from ..setups import Setup

@@ -13,29 +13,37 @@ from __future__ import annotations
 
 import os
 import statistics
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from ..setups import Setup
-from .corpus import LOG_SUFFIXES, corpus, find_logs
-from .costs import PriceModel, price_model
-from .fleet_answer import Constraints, FleetAnswer, answer
+from .corpus import LOG_SUFFIXES
+from .corpus import corpus
+from .corpus import find_logs
+from .costs import PriceModel
+from .costs import price_model
+from .fleet_answer import Constraints
+from .fleet_answer import FleetAnswer
+from .fleet_answer import answer
 from .fleet_engines import Engine
-from .fleet_store import RowStore, canonical, row_key
-from .fleet_work import (
-    FileIndex,
-    FileOutcome,
-    FileTask,
-    NamedSetup,
-    Task,
-    forget,
-    named_setups,
-    run_file,
-    run_task,
-    weight,
-)
+from .fleet_store import RowStore
+from .fleet_store import canonical
+from .fleet_store import row_key
+from .fleet_work import FileIndex
+from .fleet_work import FileOutcome
+from .fleet_work import FileTask
+from .fleet_work import NamedSetup
+from .fleet_work import Task
+from .fleet_work import forget
+from .fleet_work import named_setups
+from .fleet_work import run_file
+from .fleet_work import run_task
+from .fleet_work import weight
 
 __all__ = ["LOG_SUFFIXES", "FleetResult", "corpus", "find_logs", "fleet", "run_log", "TASK_WEIGHT"]
 

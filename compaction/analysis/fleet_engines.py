@@ -13,8 +13,12 @@ logs at the same paths (a shared or replicated file system) — and rows come ba
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import wait
 from typing import Any
 
 ENGINES = ("local", "dask")
@@ -49,7 +53,8 @@ class Engine:
     def __enter__(self) -> Engine:
         if self.kind == "dask":
             try:
-                from dask.distributed import Client, LocalCluster
+                from dask.distributed import Client
+                from dask.distributed import LocalCluster
             except ImportError as exc:
                 raise ValueError("the dask engine needs dask.distributed: pip install 'compaction-lab[fleet]' "
                                  "(or 'dask[distributed]')") from exc

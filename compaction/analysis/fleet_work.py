@@ -14,12 +14,14 @@ import json
 import os
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from dataclasses import dataclass
 from typing import Any
 
 from ..conversation import Conversation
 from ..errors import CompactionError
-from ..formats import LoadError, load_all_conversations
+from ..formats import LoadError
+from ..formats import load_all_conversations
 from ..setups import Setup
 from .corpus import file_digest
 from .costs import PriceModel

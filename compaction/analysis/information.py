@@ -12,9 +12,11 @@ from __future__ import annotations
 import bisect
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
-from ..conversation import Conversation, Message
+from ..conversation import Conversation
+from ..conversation import Message
 from ..history import Fate
 from ..identifiers import identifiers
 from ..replay import Replay

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -18,9 +20,12 @@ from typing import Any
 from ..conversation import Conversation
 from ..errors import CompactionError
 from ..policy import validate_threshold
-from ..setups import POLICY_KEYS, Setup
+from ..setups import POLICY_KEYS
+from ..setups import Setup
 from ..strategies import get_strategy
-from .costs import PriceModel, compare_costs, price_model
+from .costs import PriceModel
+from .costs import compare_costs
+from .costs import price_model
 from .information import information_score
 
 METRICS = ("dollars", "peak_tokens", "compactions", "thrash", "information_loss", "tokens_sent", "declined",

@@ -8,7 +8,8 @@ of consecutive steps (a stacked bar of a bucket is the sum of its calls, so tota
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
@@ -16,7 +17,8 @@ import pandas as pd
 from ..conversation import Conversation
 from ..views import MAX_CHART_ROWS
 from .calibration import Calibration
-from .costs import CostComparison, CostReport
+from .costs import CostComparison
+from .costs import CostReport
 from .information import InformationLoss
 from .sweep import SweepResult
 

@@ -18,8 +18,12 @@ from ..models import DEFAULT_CONTEXT_WINDOW
 from ..setups import Setup
 from ..strategies.base import get_strategy
 from ..submodules import import_submodules
-from .base import EXPORTERS, FILL_IN, ResolvedSetup, Snippet, register_exporter
+from .base import EXPORTERS
+from .base import FILL_IN
+from .base import ResolvedSetup
+from .base import Snippet
 from .base import check_counter_spec as check_counter_spec
+from .base import register_exporter
 
 
 def exporters() -> dict[str, Any]:

@@ -5,9 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..policy import Trigger, parse_trigger
+from ..policy import Trigger
+from ..policy import parse_trigger
 from ..strategies.base import get_strategy
-from .base import FILL_IN, ResolvedSetup, Snippet, cs_string, framework_child, register_exporter
+from .base import FILL_IN
+from .base import ResolvedSetup
+from .base import Snippet
+from .base import cs_string
+from .base import framework_child
+from .base import register_exporter
 
 MAF_CS_CLASSES = {
     "tool_result_compaction": "ToolResultCompactionStrategy",
@@ -134,7 +140,8 @@ def _cs_strategy(setup: ResolvedSetup, name: str, values: Mapping[str, Any], fil
 
 
 def _cs_pipeline_children(values: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    from ..strategies.agent_framework import PIPELINE_CHILDREN, parse_pipeline
+    from ..strategies.agent_framework import PIPELINE_CHILDREN
+    from ..strategies.agent_framework import parse_pipeline
     from ..strategies.base import SUMMARIZER_PARAMS
 
     out = []

@@ -7,17 +7,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..strategies.base import get_strategy
-from .base import (
-    FILL_IN,
-    ResolvedSetup,
-    Snippet,
-    fill_in_line,
-    framework_child,
-    kwargs,
-    py_call,
-    py_import,
-    register_exporter,
-)
+from .base import FILL_IN
+from .base import ResolvedSetup
+from .base import Snippet
+from .base import fill_in_line
+from .base import framework_child
+from .base import kwargs
+from .base import py_call
+from .base import py_import
+from .base import register_exporter
 
 MAF_PY_CLASSES = {
     "truncation": "TruncationStrategy",

@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .base import ResolvedSetup, Snippet, fill_in_line, py_literal_block, register_exporter
+from .base import ResolvedSetup
+from .base import Snippet
+from .base import fill_in_line
+from .base import py_literal_block
+from .base import register_exporter
 
 BETA_CONTEXT_MANAGEMENT = "context-management-2025-06-27"
 BETA_COMPACT = "compact-2026-01-12"
@@ -13,7 +17,8 @@ BETA_COMPACT = "compact-2026-01-12"
 
 def anthropic_edit(setup: ResolvedSetup) -> tuple[dict[str, Any], str, list[str]]:
     """(the ``context_management`` edit object, the beta it needs, notes)."""
-    from ..strategies.anthropic import CLEARED_RESULT_STAND_IN, parse_thinking_keep
+    from ..strategies.anthropic import CLEARED_RESULT_STAND_IN
+    from ..strategies.anthropic import parse_thinking_keep
 
     p, kind, notes = setup.params, setup.info.name.split(".", 1)[1], []
     if kind == "clear_tool_uses_20250919":

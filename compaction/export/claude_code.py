@@ -17,7 +17,9 @@ from typing import Any
 
 from ..strategies._claude_code_versions import SUMMARY_RESERVE_CAP
 from ..strategies.claude_code import AUTOCOMPACT_BUFFER
-from .base import ResolvedSetup, Snippet, register_exporter
+from .base import ResolvedSetup
+from .base import Snippet
+from .base import register_exporter
 
 
 def _variables(setup: ResolvedSetup) -> dict[str, str]:

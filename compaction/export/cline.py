@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 from ..strategies.cline import max_allowed_size
-from .base import ResolvedSetup, Snippet, register_exporter
+from .base import ResolvedSetup
+from .base import Snippet
+from .base import register_exporter
 
 
 def export_cline(setup: ResolvedSetup) -> list[Snippet]:

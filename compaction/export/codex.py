@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from .base import ResolvedSetup, Snippet, register_exporter
+from .base import ResolvedSetup
+from .base import Snippet
+from .base import register_exporter
 
 
 def export_codex(setup: ResolvedSetup) -> list[Snippet]:

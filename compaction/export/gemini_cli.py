@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .base import ResolvedSetup, Snippet, register_exporter
+from .base import ResolvedSetup
+from .base import Snippet
+from .base import register_exporter
 
 #: ``tokenLimit()`` of every Gemini model (Gemma 4 models: 256,000)
 GEMINI_TOKEN_LIMIT = 1_048_576

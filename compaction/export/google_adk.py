@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from .base import ResolvedSetup, Snippet, fill_in_line, kwargs, py_call, py_import, register_exporter
+from .base import ResolvedSetup
+from .base import Snippet
+from .base import fill_in_line
+from .base import kwargs
+from .base import py_call
+from .base import py_import
+from .base import register_exporter
 
 #: what the generated code names the app (ADK: a letter, then letters, digits, ``_`` or ``-``)
 APP_NAME = "my_agent_app"

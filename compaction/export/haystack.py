@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .base import FILL_IN, ResolvedSetup, Snippet, fill_in_line, kwargs, py_call, py_import, register_exporter
+from .base import FILL_IN
+from .base import ResolvedSetup
+from .base import Snippet
+from .base import fill_in_line
+from .base import kwargs
+from .base import py_call
+from .base import py_import
+from .base import register_exporter
 
 HAYSTACK_COMPACTORS = {
     "tool_result_pruning": ("ToolResultPruningCompactor", ("min_keep_steps", "min_tokens", "placeholder",

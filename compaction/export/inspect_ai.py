@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from .base import ResolvedSetup, Snippet, fill_in_line, py, py_call, register_exporter
+from .base import ResolvedSetup
+from .base import Snippet
+from .base import fill_in_line
+from .base import py
+from .base import py_call
+from .base import register_exporter
 
 INSPECT_CLASSES = {"edit": "CompactionEdit", "trim": "CompactionTrim", "summary": "CompactionSummary"}
 

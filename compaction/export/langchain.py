@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .base import ResolvedSetup, Snippet, fill_in_line, kwargs, py, py_call, register_exporter
+from .base import ResolvedSetup
+from .base import Snippet
+from .base import fill_in_line
+from .base import kwargs
+from .base import py
+from .base import py_call
+from .base import register_exporter
 
 
 def langchain_trigger(text: str) -> Any:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from ..strategies.history_runner import count_or_all
-from .base import FILL_IN, ResolvedSetup, Snippet, register_exporter
+from .base import FILL_IN
+from .base import ResolvedSetup
+from .base import Snippet
+from .base import register_exporter
 
 
 def export_openai_agents(setup: ResolvedSetup) -> list[Snippet]:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import json
 
-from .base import FILL_IN, ResolvedSetup, Snippet, fill_in_line, py_call, register_exporter
+from .base import FILL_IN
+from .base import ResolvedSetup
+from .base import Snippet
+from .base import fill_in_line
+from .base import py_call
+from .base import register_exporter
 
 OPENHANDS_V0 = {  # registered kind -> (condenser config type, params)
     "observation_masking": ("observation_masking", ("attention_window",)),

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .base import ResolvedSetup, Snippet, register_exporter
+from .base import ResolvedSetup
+from .base import Snippet
+from .base import register_exporter
 
 
 def export_roo_code(setup: ResolvedSetup) -> list[Snippet]:

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from ..strategies.strands import parse_per_turn
-from .base import FILL_IN, ResolvedSetup, Snippet, kwargs, py_call, py_import, register_exporter
+from .base import FILL_IN
+from .base import ResolvedSetup
+from .base import Snippet
+from .base import kwargs
+from .base import py_call
+from .base import py_import
+from .base import register_exporter
 
 
 def export_strands(setup: ResolvedSetup) -> list[Snippet]:

@@ -6,7 +6,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .base import ResolvedSetup, Snippet, register_exporter
+from .base import ResolvedSetup
+from .base import Snippet
+from .base import register_exporter
 
 
 def _yaml_processor(p: Mapping[str, Any]) -> str:

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import json
 
-from ..strategies.vercel_ai import parse_tool_calls, tool_calls_option
-from .base import FILL_IN, ResolvedSetup, Snippet, register_exporter
+from ..strategies.vercel_ai import parse_tool_calls
+from ..strategies.vercel_ai import tool_calls_option
+from .base import FILL_IN
+from .base import ResolvedSetup
+from .base import Snippet
+from .base import register_exporter
 
 
 def export_vercel_ai(setup: ResolvedSetup) -> list[Snippet]:

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
 from ..conversation import Conversation
-from ..errors import ConfigError, LoadError
+from ..errors import ConfigError
+from ..errors import LoadError
 from ..submodules import import_submodules
-from .base import Document, FormatInfo, formats, parse_document, read_path, register_format
-from .folders import FOLDER_FILE_LIMIT, load_folder, load_many
+from .base import Document
+from .base import FormatInfo
+from .base import formats
+from .base import parse_document
+from .base import read_path
+from .base import register_format
+from .folders import FOLDER_FILE_LIMIT
+from .folders import load_folder
+from .folders import load_many
 
 #: what :func:`load` reads: a file or folder path, a log's bytes, or a list (or tuple) of paths
 LogSource = str | Path | bytes | Sequence[str | Path]

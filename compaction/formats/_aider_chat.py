@@ -29,11 +29,19 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from ..conversation import Conversation, LoadWarning, Message, Source, Usage
-from ._aider_writes import Session, Write, input_text, output_text
+from ..conversation import Conversation
+from ..conversation import LoadWarning
+from ..conversation import Message
+from ..conversation import Source
+from ..conversation import Usage
+from ._aider_writes import Session
+from ._aider_writes import Write
+from ._aider_writes import input_text
+from ._aider_writes import output_text
 
 # aider's own messages to the model (aider/prompts.py, aider/coders/base_prompts.py, aider/coders/base_coder.py)
 RUN_OUTPUT = "I ran this command:\n\n{command}\n\nAnd got this output:\n\n{output}\n"

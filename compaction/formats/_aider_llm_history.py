@@ -21,9 +21,15 @@ flagged as the log's.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
-from ..conversation import Conversation, Image, LoadWarning, LogEvent, Message, Source
+from ..conversation import Conversation
+from ..conversation import Image
+from ..conversation import LoadWarning
+from ..conversation import LogEvent
+from ..conversation import Message
+from ..conversation import Source
 
 BLOCK = re.compile(r"^(TO LLM|LLM RESPONSE) (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*)\s*$")
 SEPARATOR = "-------"

@@ -26,15 +26,23 @@ when it ran to within one call: the earliest is taken).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from ..conversation import LoadWarning, LogEvent, ToolCall, Usage
+from ..conversation import LoadWarning
+from ..conversation import LogEvent
+from ..conversation import ToolCall
+from ..conversation import Usage
 from ._cline_history import History
 from ._cline_text import CONDENSE_TOOLS
-from ._cline_usage import ApiRequest, call_sources
-from ._fields import as_mapping, as_text, optional_count
+from ._cline_usage import ApiRequest
+from ._cline_usage import call_sources
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import optional_count
 
 TRUNCATION_NOTICE = "[NOTE] Some previous conversation history with the user has been removed"
 DUPLICATE_READ_NOTICE = "[[NOTE] This file read has been removed to save space in the context window."

@@ -22,22 +22,32 @@ results of the call they answer.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from ..conversation import File, Image, LoadWarning, Message, ToolCall, ToolResult
-from ._cline_text import (
-    XML_TOOL_NAMES,
-    is_environment_details,
-    is_user_text,
-    not_run_notice,
-    reports_failure,
-    result_header,
-    split_xml_calls,
-)
-from ._fields import TOO_DEEP, as_mapping, as_text, type_name
+from ..conversation import File
+from ..conversation import Image
+from ..conversation import LoadWarning
+from ..conversation import Message
+from ..conversation import ToolCall
+from ..conversation import ToolResult
+from ._cline_text import XML_TOOL_NAMES
+from ._cline_text import is_environment_details
+from ._cline_text import is_user_text
+from ._cline_text import not_run_notice
+from ._cline_text import reports_failure
+from ._cline_text import result_header
+from ._cline_text import split_xml_calls
+from ._fields import TOO_DEEP
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import type_name
 from ._parts import Parts
-from .anthropic_messages import file_of, image_of, messages_of, read_block
+from .anthropic_messages import file_of
+from .anthropic_messages import image_of
+from .anthropic_messages import messages_of
+from .anthropic_messages import read_block
 
 #: Roo Code's per-message compaction tags (``ApiMessage``)
 ROO_TAGS = ("isSummary", "condenseId", "condenseParent", "truncationParent", "isTruncationMarker", "truncationId")

@@ -22,13 +22,17 @@ uncached. Cache writes are taken as 5-minute writes (the records do not split th
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..conversation import LoadWarning, Usage
+from ..conversation import LoadWarning
+from ..conversation import Usage
 from ._cline_history import History
-from ._fields import as_count, as_mapping, as_text
+from ._fields import as_count
+from ._fields import as_mapping
+from ._fields import as_text
 
 
 @dataclass(frozen=True)

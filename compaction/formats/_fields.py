@@ -6,7 +6,8 @@ instead of raising, so a reader can keep going and report what it repaired with 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 from ..conversation import LoadWarning

@@ -11,11 +11,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, cast
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import cast
 
-from ..conversation import File, Image, LoadWarning, ResultPart, ToolCall
-from ._fields import as_id, as_mapping, as_text, type_name
+from ..conversation import File
+from ..conversation import Image
+from ..conversation import LoadWarning
+from ..conversation import ResultPart
+from ..conversation import ToolCall
+from ._fields import as_id
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import type_name
 from ._parts import Parts
 
 #: keys of a part that carry no content of their own

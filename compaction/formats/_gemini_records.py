@@ -17,12 +17,23 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from ..conversation import LoadWarning, Message, ToolCall, ToolResult, Usage
-from ._fields import as_count, as_id, as_mapping, as_text, type_name
-from ._gemini_parts import function_call, read_parts, tool_result_of
+from ..conversation import LoadWarning
+from ..conversation import Message
+from ..conversation import ToolCall
+from ..conversation import ToolResult
+from ..conversation import Usage
+from ._fields import as_count
+from ._fields import as_id
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import type_name
+from ._gemini_parts import function_call
+from ._gemini_parts import read_parts
+from ._gemini_parts import tool_result_of
 
 MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
 NOTICE_TYPES = frozenset({"info", "error", "warning"})

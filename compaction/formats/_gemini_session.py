@@ -26,13 +26,15 @@ A ``$set.messages`` checkpoint is read by what it does to the history:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..conversation import LoadWarning
 from ._fields import type_name
-from ._gemini_records import Key, record_id
+from ._gemini_records import Key
+from ._gemini_records import record_id
 
 
 @dataclass

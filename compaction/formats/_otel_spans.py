@@ -9,14 +9,18 @@ a JSON list.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
 from datetime import datetime
 from typing import Any
 
 from ..conversation import LoadWarning
-from ._fields import as_text, type_name
-from .base import Document, iter_records
+from ._fields import as_text
+from ._fields import type_name
+from .base import Document
+from .base import iter_records
 
 
 @dataclass

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 
-from ..conversation import File, Image, ToolCall, ToolResult
+from ..conversation import File
+from ..conversation import Image
+from ..conversation import ToolCall
+from ..conversation import ToolResult
 
 
 @dataclass

@@ -16,10 +16,14 @@ The model saw the fenced block, not a JSON call: token counts differ by the few 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import replace
 
-from ..conversation import Message, ResultPart, ToolCall, ToolResult
+from ..conversation import Message
+from ..conversation import ResultPart
+from ..conversation import ToolCall
+from ..conversation import ToolResult
 
 #: the tool call ``extra`` that marks a call read from a text action
 TEXT_ACTION_EXTRA: Mapping[str, str] = {"type": "text_action"}

@@ -5,21 +5,21 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from ..conversation import (
-    Conversation,
-    LoadWarning,
-    LogEvent,
-    Message,
-    Source,
-    ToolCall,
-    ToolSchema,
-    Usage,
-    structural_warnings,
-)
+from ..conversation import Conversation
+from ..conversation import LoadWarning
+from ..conversation import LogEvent
+from ..conversation import Message
+from ..conversation import Source
+from ..conversation import ToolCall
+from ..conversation import ToolSchema
+from ..conversation import Usage
+from ..conversation import structural_warnings
 
 
 @dataclass

@@ -11,10 +11,19 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..conversation import Conversation, LoadWarning, Message, Source, ToolCall, ToolResult, structural_warnings
+from ..conversation import Conversation
+from ..conversation import LoadWarning
+from ..conversation import Message
+from ..conversation import Source
+from ..conversation import ToolCall
+from ..conversation import ToolResult
+from ..conversation import structural_warnings
 from ..errors import LoadError
-from ._fields import as_id, type_name
-from .base import Document, FormatInfo, register_format
+from ._fields import as_id
+from ._fields import type_name
+from .base import Document
+from .base import FormatInfo
+from .base import register_format
 
 #: what agent-framework-core writes for a function result's exception in ``Content.to_dict()``
 SERIALIZED_EXCEPTION_MARKER = "FunctionInvocationError"

@@ -17,9 +17,13 @@ import re
 from ..conversation import Conversation
 from ..errors import LoadError
 from ._aider_chat import SessionReader
-from ._aider_llm_history import BLOCK, read_llm_history
-from ._aider_writes import HEADER, sessions
-from .base import Document, FormatInfo, register_format
+from ._aider_llm_history import BLOCK
+from ._aider_llm_history import read_llm_history
+from ._aider_writes import HEADER
+from ._aider_writes import sessions
+from .base import Document
+from .base import FormatInfo
+from .base import register_format
 
 
 def _first_line(doc: Document) -> str:

@@ -23,26 +23,32 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
-from ..conversation import (
-    Conversation,
-    File,
-    Image,
-    LoadWarning,
-    Message,
-    Role,
-    Source,
-    ToolCall,
-    ToolResult,
-    ToolSchema,
-    Usage,
-    structural_warnings,
-)
+from ..conversation import Conversation
+from ..conversation import File
+from ..conversation import Image
+from ..conversation import LoadWarning
+from ..conversation import Message
+from ..conversation import Role
+from ..conversation import Source
+from ..conversation import ToolCall
+from ..conversation import ToolResult
+from ..conversation import ToolSchema
+from ..conversation import Usage
+from ..conversation import structural_warnings
 from ..errors import LoadError
-from ._fields import TOO_DEEP, as_count, as_mapping, as_text, type_name
+from ._fields import TOO_DEEP
+from ._fields import as_count
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import type_name
 from ._parts import Parts
-from .base import Document, FormatInfo, iter_records, register_format
+from .base import Document
+from .base import FormatInfo
+from .base import iter_records
+from .base import register_format
 from .openai_chat import parse_arguments
 
 #: what a ``redacted_thinking`` block stands for (its payload is encrypted; the model still receives it)

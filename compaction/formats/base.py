@@ -16,12 +16,15 @@ import os
 import re
 import stat
 import zlib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from ..conversation import Conversation, LoadWarning
+from ..conversation import Conversation
+from ..conversation import LoadWarning
 from ..errors import LoadError
 from ..registry import Registry
 

@@ -53,17 +53,37 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..conversation import Conversation, LoadWarning, LogEvent, Message, Source, ToolCall, Usage, structural_warnings
+from ..conversation import Conversation
+from ..conversation import LoadWarning
+from ..conversation import LogEvent
+from ..conversation import Message
+from ..conversation import Source
+from ..conversation import ToolCall
+from ..conversation import Usage
+from ..conversation import structural_warnings
 from ..errors import LoadError
 from . import claude_code_attachments as attachments
-from ._fields import TOO_DEEP, UnknownTypes, as_id, as_mapping, as_text, optional_count, type_name
+from ._fields import TOO_DEEP
+from ._fields import UnknownTypes
+from ._fields import as_id
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import optional_count
+from ._fields import type_name
 from ._parts import Parts
-from .anthropic_messages import messages_of, read_blocks, usage_of
-from .base import Document, FormatInfo, iter_records, register_format
+from .anthropic_messages import messages_of
+from .anthropic_messages import read_blocks
+from .anthropic_messages import usage_of
+from .base import Document
+from .base import FormatInfo
+from .base import iter_records
+from .base import register_format
 
 MAIN = "main"
 #: record types that never reach the model

@@ -16,12 +16,14 @@ dozen tokens each), and the long fixed instruction texts of plan and auto mode a
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..conversation import Image
-from ._fields import as_mapping, as_text
+from ._fields import as_mapping
+from ._fields import as_text
 
 #: attachment types Claude Code keeps for its terminal only: never part of a request
 NOT_SENT = frozenset({

@@ -27,27 +27,44 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
-from ..conversation import Conversation, LoadWarning, Source, Usage, structural_warnings
+from ..conversation import Conversation
+from ..conversation import LoadWarning
+from ..conversation import Source
+from ..conversation import Usage
+from ..conversation import structural_warnings
 from ..errors import LoadError
-from ._cline_events import cline_events, roo_events
-from ._cline_history import ROO_TAGS, History, read_history
-from ._cline_text import is_environment_details, not_run_notice, result_header
-from ._cline_usage import (
-    ApiRequest,
-    align,
-    api_requests,
-    call_sources,
-    metrics_usage,
-    request_usage,
-    roo_counts_total_input,
-)
-from ._fields import as_mapping, as_text, first_misfit, type_name
-from .base import Document, FormatInfo, parse_document, read_document, register_format
+from ._cline_events import cline_events
+from ._cline_events import roo_events
+from ._cline_history import ROO_TAGS
+from ._cline_history import History
+from ._cline_history import read_history
+from ._cline_text import is_environment_details
+from ._cline_text import not_run_notice
+from ._cline_text import result_header
+from ._cline_usage import ApiRequest
+from ._cline_usage import align
+from ._cline_usage import api_requests
+from ._cline_usage import call_sources
+from ._cline_usage import metrics_usage
+from ._cline_usage import request_usage
+from ._cline_usage import roo_counts_total_input
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import first_misfit
+from ._fields import type_name
+from .base import Document
+from .base import FormatInfo
+from .base import parse_document
+from .base import read_document
+from .base import register_format
 
 CLINE, ROO = "cline", "roo-code"
 TITLES = {CLINE: "Cline task", ROO: "Roo Code task"}

@@ -34,10 +34,23 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from ..conversation import Conversation, LoadWarning, Message, Usage
-from ._fields import TOO_DEEP, UnknownTypes, as_count, as_mapping, as_text, optional_count, type_name
-from .base import Document, FormatInfo, iter_records, register_format
-from .openai_responses import RESPONSES_TYPES, ItemReader
+from ..conversation import Conversation
+from ..conversation import LoadWarning
+from ..conversation import Message
+from ..conversation import Usage
+from ._fields import TOO_DEEP
+from ._fields import UnknownTypes
+from ._fields import as_count
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import optional_count
+from ._fields import type_name
+from .base import Document
+from .base import FormatInfo
+from .base import iter_records
+from .base import register_format
+from .openai_responses import RESPONSES_TYPES
+from .openai_responses import ItemReader
 
 WRAPPED_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 SKIPPED_ITEMS = frozenset({"ghost_snapshot", "other"})

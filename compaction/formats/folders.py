@@ -22,13 +22,18 @@ two names are the same), and parent links follow the renaming.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
-from ..conversation import Conversation, LoadWarning
+from ..conversation import Conversation
+from ..conversation import LoadWarning
 from ..errors import LoadError
-from .base import FormatInfo, formats
+from .base import FormatInfo
+from .base import formats
 
 #: the most log files one folder load reads
 FOLDER_FILE_LIMIT = 2000

@@ -23,11 +23,27 @@ from collections.abc import Mapping
 from pathlib import PurePath
 from typing import Any
 
-from ..conversation import Conversation, LoadWarning, LogEvent, Message, Source, Usage, structural_warnings
-from ._fields import TOO_DEEP, as_text
-from ._gemini_records import MESSAGE_TYPES, NOTICE_TYPES, RecordReader, is_media_turn, record_keys
-from ._gemini_session import Mark, SessionLog, Slot
-from .base import Document, FormatInfo, iter_records, register_format
+from ..conversation import Conversation
+from ..conversation import LoadWarning
+from ..conversation import LogEvent
+from ..conversation import Message
+from ..conversation import Source
+from ..conversation import Usage
+from ..conversation import structural_warnings
+from ._fields import TOO_DEEP
+from ._fields import as_text
+from ._gemini_records import MESSAGE_TYPES
+from ._gemini_records import NOTICE_TYPES
+from ._gemini_records import RecordReader
+from ._gemini_records import is_media_turn
+from ._gemini_records import record_keys
+from ._gemini_session import Mark
+from ._gemini_session import SessionLog
+from ._gemini_session import Slot
+from .base import Document
+from .base import FormatInfo
+from .base import iter_records
+from .base import register_format
 
 #: session fields kept in ``Source.meta``
 META_FIELDS = ("projectHash", "startTime", "lastUpdated", "summary", "kind", "directories")

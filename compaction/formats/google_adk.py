@@ -28,15 +28,32 @@ events (the saved session has them all).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
+from collections.abc import Mapping
 from typing import Any
 
-from ..conversation import Conversation, File, Image, LoadWarning, Message, ToolCall, ToolResult, Usage
+from ..conversation import Conversation
+from ..conversation import File
+from ..conversation import Image
+from ..conversation import LoadWarning
+from ..conversation import Message
+from ..conversation import ToolCall
+from ..conversation import ToolResult
+from ..conversation import Usage
 from ..errors import LoadError
-from ._fields import TOO_DEEP, as_count, as_id, as_mapping, as_text, first_misfit, type_name
+from ._fields import TOO_DEEP
+from ._fields import as_count
+from ._fields import as_id
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import first_misfit
+from ._fields import type_name
 from ._parts import Parts
-from ._transcript import Transcript, json_text
-from .base import Document, FormatInfo, register_format
+from ._transcript import Transcript
+from ._transcript import json_text
+from .base import Document
+from .base import FormatInfo
+from .base import register_format
 
 #: the part fields an event's content may carry, besides text
 _CODE_PARTS = ("executable_code", "code_execution_result")

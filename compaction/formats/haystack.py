@@ -10,22 +10,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..conversation import (
-    Conversation,
-    File,
-    Image,
-    LoadWarning,
-    Message,
-    ResultPart,
-    Source,
-    ToolCall,
-    ToolResult,
-    structural_warnings,
-)
+from ..conversation import Conversation
+from ..conversation import File
+from ..conversation import Image
+from ..conversation import LoadWarning
+from ..conversation import Message
+from ..conversation import ResultPart
+from ..conversation import Source
+from ..conversation import ToolCall
+from ..conversation import ToolResult
+from ..conversation import structural_warnings
 from ..errors import LoadError
-from ._fields import FieldError, as_id, as_mapping, expect_object, type_name
+from ._fields import FieldError
+from ._fields import as_id
+from ._fields import as_mapping
+from ._fields import expect_object
+from ._fields import type_name
 from ._parts import Parts
-from .base import Document, FormatInfo, register_format
+from .base import Document
+from .base import FormatInfo
+from .base import register_format
 
 _PART_KEYS = ("text", "tool_call", "tool_call_result", "image", "file", "reasoning")
 

@@ -27,28 +27,37 @@ import io
 import json
 import zipfile
 import zlib
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from collections.abc import Iterator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
+from typing import Any
+from typing import cast
 
-from ..conversation import (
-    Conversation,
-    File,
-    Image,
-    LoadWarning,
-    LogEvent,
-    Message,
-    ResultPart,
-    Source,
-    ToolCall,
-    ToolResult,
-    ToolSchema,
-    Usage,
-    structural_warnings,
-)
+from ..conversation import Conversation
+from ..conversation import File
+from ..conversation import Image
+from ..conversation import LoadWarning
+from ..conversation import LogEvent
+from ..conversation import Message
+from ..conversation import ResultPart
+from ..conversation import Source
+from ..conversation import ToolCall
+from ..conversation import ToolResult
+from ..conversation import ToolSchema
+from ..conversation import Usage
+from ..conversation import structural_warnings
 from ..errors import LoadError
-from ._fields import TOO_DEEP, as_count, as_mapping, as_text, optional_count, type_name
-from .base import Document, FormatInfo, register_format
+from ._fields import TOO_DEEP
+from ._fields import as_count
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import optional_count
+from ._fields import type_name
+from .base import Document
+from .base import FormatInfo
+from .base import register_format
 from .openai_chat import parse_arguments
 
 #: the most uncompressed bytes read from one ``.eval`` archive, and from one of its members (guards against zip

@@ -20,26 +20,33 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
-from ..conversation import (
-    Conversation,
-    File,
-    Image,
-    LoadWarning,
-    Message,
-    ResultPart,
-    Role,
-    Source,
-    ToolCall,
-    ToolResult,
-    Usage,
-    structural_warnings,
-)
+from ..conversation import Conversation
+from ..conversation import File
+from ..conversation import Image
+from ..conversation import LoadWarning
+from ..conversation import Message
+from ..conversation import ResultPart
+from ..conversation import Role
+from ..conversation import Source
+from ..conversation import ToolCall
+from ..conversation import ToolResult
+from ..conversation import Usage
+from ..conversation import structural_warnings
 from ..errors import LoadError
-from ._fields import as_count, as_mapping, as_text, first_misfit, type_name
-from .base import Document, FormatInfo, register_format
-from .openai_chat import parse_arguments, read_messages, usage_from_openai
+from ._fields import as_count
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import first_misfit
+from ._fields import type_name
+from .base import Document
+from .base import FormatInfo
+from .base import register_format
+from .openai_chat import parse_arguments
+from .openai_chat import read_messages
+from .openai_chat import usage_from_openai
 
 #: ``messages_to_dict`` type → role; ``…Chunk`` variants are folded onto these
 _TYPES: dict[str, Role | None] = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool", "chat": None,

@@ -26,12 +26,22 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..conversation import Conversation, LoadWarning, Message, Source, Usage, structural_warnings
+from ..conversation import Conversation
+from ..conversation import LoadWarning
+from ..conversation import Message
+from ..conversation import Source
+from ..conversation import Usage
+from ..conversation import structural_warnings
 from ..errors import LoadError
-from ._fields import as_mapping, as_text, type_name
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import type_name
 from ._text_actions import with_text_actions
-from .base import Document, FormatInfo, register_format
-from .openai_chat import read_messages_with_meta, usage_from_openai
+from .base import Document
+from .base import FormatInfo
+from .base import register_format
+from .openai_chat import read_messages_with_meta
+from .openai_chat import usage_from_openai
 
 _ROLES = ("system", "user", "assistant", "tool")
 _SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"

@@ -24,15 +24,29 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
-from ..conversation import Conversation, LoadWarning, Usage
+from ..conversation import Conversation
+from ..conversation import LoadWarning
+from ..conversation import Usage
 from ..errors import LoadError
-from ._fields import TOO_DEEP, as_count, as_mapping, as_text, type_name
-from ._sqlite import open_database, quoted, tables, text
-from .base import Document, FormatInfo, register_format
+from ._fields import TOO_DEEP
+from ._fields import as_count
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import type_name
+from ._sqlite import open_database
+from ._sqlite import quoted
+from ._sqlite import tables
+from ._sqlite import text
+from .base import Document
+from .base import FormatInfo
+from .base import register_format
 from .openai_responses import ItemReader
 
 FORMAT = "openai-agents"

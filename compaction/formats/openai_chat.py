@@ -4,26 +4,29 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Mapping
+from collections.abc import Sequence
+from typing import Any
+from typing import cast
 
-from ..conversation import (
-    Conversation,
-    Image,
-    LoadWarning,
-    Message,
-    ResultPart,
-    Role,
-    Source,
-    ToolCall,
-    ToolResult,
-    ToolSchema,
-    Usage,
-    structural_warnings,
-)
+from ..conversation import Conversation
+from ..conversation import Image
+from ..conversation import LoadWarning
+from ..conversation import Message
+from ..conversation import ResultPart
+from ..conversation import Role
+from ..conversation import Source
+from ..conversation import ToolCall
+from ..conversation import ToolResult
+from ..conversation import ToolSchema
+from ..conversation import Usage
+from ..conversation import structural_warnings
 from ..errors import LoadError
-from ._fields import as_count, as_mapping
-from .base import Document, FormatInfo, register_format
+from ._fields import as_count
+from ._fields import as_mapping
+from .base import Document
+from .base import FormatInfo
+from .base import register_format
 
 _ROLES: dict[str, Role] = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant", "tool": "tool",
           "function": "tool"}

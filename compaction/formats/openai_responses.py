@@ -23,29 +23,40 @@ message: one LLM call. The item reader here is shared with the Codex rollout rea
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
+from typing import Any
+from typing import cast
 
-from ..conversation import (
-    Conversation,
-    File,
-    Image,
-    LoadWarning,
-    LogEvent,
-    Message,
-    ResultPart,
-    Role,
-    Source,
-    ToolCall,
-    ToolResult,
-    ToolSchema,
-    Usage,
-    structural_warnings,
-)
+from ..conversation import Conversation
+from ..conversation import File
+from ..conversation import Image
+from ..conversation import LoadWarning
+from ..conversation import LogEvent
+from ..conversation import Message
+from ..conversation import ResultPart
+from ..conversation import Role
+from ..conversation import Source
+from ..conversation import ToolCall
+from ..conversation import ToolResult
+from ..conversation import ToolSchema
+from ..conversation import Usage
+from ..conversation import structural_warnings
 from ..errors import LoadError
-from ._fields import TOO_DEEP, UnknownTypes, as_count, as_mapping, as_text, type_name
-from .base import Document, FormatInfo, iter_records, register_format
+from ._fields import TOO_DEEP
+from ._fields import UnknownTypes
+from ._fields import as_count
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import type_name
+from .base import Document
+from .base import FormatInfo
+from .base import iter_records
+from .base import register_format
 from .openai_chat import parse_arguments
 
 #: output items of a response that start or extend the assistant message of an LLM call

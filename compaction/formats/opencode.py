@@ -30,29 +30,36 @@ The system prompt and tool schemas are built by OpenCode at each call and not st
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
-from ..conversation import (
-    Conversation,
-    File,
-    Image,
-    LoadWarning,
-    LogEvent,
-    Message,
-    ResultPart,
-    Source,
-    ToolCall,
-    ToolResult,
-    Usage,
-    structural_warnings,
-)
+from ..conversation import Conversation
+from ..conversation import File
+from ..conversation import Image
+from ..conversation import LoadWarning
+from ..conversation import LogEvent
+from ..conversation import Message
+from ..conversation import ResultPart
+from ..conversation import Source
+from ..conversation import ToolCall
+from ..conversation import ToolResult
+from ..conversation import Usage
+from ..conversation import structural_warnings
 from ..errors import LoadError
-from ._fields import as_count, as_mapping, as_text, optional_count, type_name
-from ._opencode_storage import SessionRecord, read_store
-from .base import Document, FormatInfo, register_format
+from ._fields import as_count
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import optional_count
+from ._fields import type_name
+from ._opencode_storage import SessionRecord
+from ._opencode_storage import read_store
+from .base import Document
+from .base import FormatInfo
+from .base import register_format
 
 #: what OpenCode sends in place of a pruned tool output, a compaction request, a subtask and an unfinished call
 CLEARED = "[Old tool result content cleared]"

@@ -31,28 +31,36 @@ or ``content`` + ``extras``, ``cause`` and, for function-calling agents, ``tool_
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
+from typing import Any
+from typing import cast
 
-from ..conversation import (
-    Conversation,
-    Image,
-    LoadWarning,
-    LogEvent,
-    Message,
-    ResultPart,
-    Role,
-    Source,
-    ToolCall,
-    ToolResult,
-    ToolSchema,
-    Usage,
-    structural_warnings,
-)
+from ..conversation import Conversation
+from ..conversation import Image
+from ..conversation import LoadWarning
+from ..conversation import LogEvent
+from ..conversation import Message
+from ..conversation import ResultPart
+from ..conversation import Role
+from ..conversation import Source
+from ..conversation import ToolCall
+from ..conversation import ToolResult
+from ..conversation import ToolSchema
+from ..conversation import Usage
+from ..conversation import structural_warnings
 from ..errors import LoadError
-from ._fields import UnknownTypes, as_mapping, as_text, first_misfit, type_name
-from .base import Document, FormatInfo, register_format
-from .openai_chat import read_messages, usage_from_openai
+from ._fields import UnknownTypes
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import first_misfit
+from ._fields import type_name
+from .base import Document
+from .base import FormatInfo
+from .base import register_format
+from .openai_chat import read_messages
+from .openai_chat import usage_from_openai
 
 #: OpenHands' default ``LLMConfig.max_message_chars``: longer observations are cut in the middle
 MAX_MESSAGE_CHARS = 30_000

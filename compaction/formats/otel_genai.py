@@ -25,25 +25,32 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from ..conversation import (
-    Conversation,
-    LoadWarning,
-    LogEvent,
-    Message,
-    Role,
-    Source,
-    ToolCall,
-    ToolResult,
-    Usage,
-    structural_warnings,
-)
+from ..conversation import Conversation
+from ..conversation import LoadWarning
+from ..conversation import LogEvent
+from ..conversation import Message
+from ..conversation import Role
+from ..conversation import Source
+from ..conversation import ToolCall
+from ..conversation import ToolResult
+from ..conversation import Usage
+from ..conversation import structural_warnings
 from ..errors import LoadError
-from ._fields import as_count, as_text, optional_count
-from ._otel_spans import Span, is_otlp, is_sdk_span, spans_of
-from .base import Document, FormatInfo, iter_records, register_format
+from ._fields import as_count
+from ._fields import as_text
+from ._fields import optional_count
+from ._otel_spans import Span
+from ._otel_spans import is_otlp
+from ._otel_spans import is_sdk_span
+from ._otel_spans import spans_of
+from .base import Document
+from .base import FormatInfo
+from .base import iter_records
+from .base import register_format
 from .openai_chat import parse_arguments
 
 LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content"})

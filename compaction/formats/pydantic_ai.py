@@ -32,23 +32,31 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..conversation import (
-    Conversation,
-    File,
-    Image,
-    LoadWarning,
-    Message,
-    ResultPart,
-    Role,
-    ToolCall,
-    ToolResult,
-    Usage,
-)
+from ..conversation import Conversation
+from ..conversation import File
+from ..conversation import Image
+from ..conversation import LoadWarning
+from ..conversation import Message
+from ..conversation import ResultPart
+from ..conversation import Role
+from ..conversation import ToolCall
+from ..conversation import ToolResult
+from ..conversation import Usage
 from ..errors import LoadError
-from ._fields import TOO_DEEP, UnknownTypes, as_count, as_id, as_mapping, as_text, first_misfit, type_name
+from ._fields import TOO_DEEP
+from ._fields import UnknownTypes
+from ._fields import as_count
+from ._fields import as_id
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import first_misfit
+from ._fields import type_name
 from ._parts import Parts
-from ._transcript import Transcript, json_text
-from .base import Document, FormatInfo, register_format
+from ._transcript import Transcript
+from ._transcript import json_text
+from .base import Document
+from .base import FormatInfo
+from .base import register_format
 from .openai_chat import parse_arguments
 
 KINDS = ("request", "response")

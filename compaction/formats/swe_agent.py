@@ -27,11 +27,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..conversation import Conversation, LoadWarning, Message, Source, structural_warnings, user
+from ..conversation import Conversation
+from ..conversation import LoadWarning
+from ..conversation import Message
+from ..conversation import Source
+from ..conversation import structural_warnings
+from ..conversation import user
 from ..errors import LoadError
-from ._fields import as_mapping, as_text, first_misfit, type_name
-from ._text_actions import command_name, observation_result, with_text_actions
-from .base import Document, FormatInfo, register_format
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import first_misfit
+from ._fields import type_name
+from ._text_actions import command_name
+from ._text_actions import observation_result
+from ._text_actions import with_text_actions
+from .base import Document
+from .base import FormatInfo
+from .base import register_format
 from .openai_chat import read_messages_with_meta
 
 _ROLES = ("system", "user", "assistant", "tool")

@@ -28,21 +28,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..conversation import (
-    Conversation,
-    LoadWarning,
-    Message,
-    Source,
-    ToolCall,
-    ToolResult,
-    ToolSchema,
-    Usage,
-    structural_warnings,
-)
+from ..conversation import Conversation
+from ..conversation import LoadWarning
+from ..conversation import Message
+from ..conversation import Source
+from ..conversation import ToolCall
+from ..conversation import ToolResult
+from ..conversation import ToolSchema
+from ..conversation import Usage
+from ..conversation import structural_warnings
 from ..errors import LoadError
-from ._fields import as_mapping, as_text, first_misfit, type_name
-from .base import Document, FormatInfo, register_format
-from .openai_chat import parse_arguments, read_messages, usage_from_openai
+from ._fields import as_mapping
+from ._fields import as_text
+from ._fields import first_misfit
+from ._fields import type_name
+from .base import Document
+from .base import FormatInfo
+from .base import register_format
+from .openai_chat import parse_arguments
+from .openai_chat import read_messages
+from .openai_chat import usage_from_openai
 
 #: tau2-bench ``LLMAgent``: its instruction and the system prompt template it fills with the domain policy
 _TAU2_AGENT_INSTRUCTION = (

@@ -15,12 +15,20 @@ haystack-ai is imported inside the functions, so importing this module never req
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Collection
+from collections.abc import Iterator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
-from ..conversation import COMPACTION_META_KEY, Conversation, LoadWarning, Message, ToolSchema
-from ..formats.haystack import message_to_haystack, read_message
+from ..conversation import COMPACTION_META_KEY
+from ..conversation import Conversation
+from ..conversation import LoadWarning
+from ..conversation import Message
+from ..conversation import ToolSchema
+from ..formats.haystack import message_to_haystack
+from ..formats.haystack import read_message
 
 _TAG = "haystack.agent.hook.compaction."
 
@@ -106,7 +114,8 @@ class _Recorder:
     """A haystack tracer whose spans keep their tags, so the driver can read what the hook reported."""
 
     def __init__(self) -> None:
-        from haystack.tracing import Span, Tracer
+        from haystack.tracing import Span
+        from haystack.tracing import Tracer
 
         # haystack (typed) is Any where mypy runs without it installed; with it, the ignores are unused
         class RecordingSpan(Span):  # type: ignore[misc, unused-ignore]
@@ -182,7 +191,8 @@ class HookCall:
 
 def _agent_state(tools: list[Any]) -> Any:
     """A ``State`` with the schema the Agent resolves for itself, initialised as the Agent initialises it."""
-    from haystack.components.agents.agent import _INTERNAL_STATE_KEYS, _RUN_METADATA_STATE_KEYS
+    from haystack.components.agents.agent import _INTERNAL_STATE_KEYS
+    from haystack.components.agents.agent import _RUN_METADATA_STATE_KEYS
     from haystack.components.agents.state import State
     from haystack.components.agents.state.state_utils import merge_lists
     from haystack.dataclasses import ChatMessage

@@ -20,12 +20,16 @@ langchain is imported inside the functions, so importing this module never requi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..conversation import Conversation, Message
-from ..langchain_counter import langchain_content, langchain_name, langchain_tool_calls
+from ..conversation import Conversation
+from ..conversation import Message
+from ..langchain_counter import langchain_content
+from ..langchain_counter import langchain_name
+from ..langchain_counter import langchain_tool_calls
 
 
 def _require_langchain() -> None:
@@ -39,7 +43,10 @@ def _require_langchain() -> None:
 def to_langchain_message(message: Message) -> Any:
     """One of our messages as the ``langchain_core`` message a LangChain agent would hold."""
     _require_langchain()
-    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+    from langchain_core.messages import AIMessage
+    from langchain_core.messages import HumanMessage
+    from langchain_core.messages import SystemMessage
+    from langchain_core.messages import ToolMessage
 
     content = langchain_content(message)
     editing = message.meta.get("context_editing")
@@ -99,7 +106,9 @@ def drive_langchain_middleware(
     ``tokens_sent`` (``count_tokens_approximately`` when None). Returns one :class:`MiddlewareCall` per LLM call.
     """
     _require_langchain()
-    from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+    from langchain.agents.middleware import AgentMiddleware
+    from langchain.agents.middleware import ModelRequest
+    from langchain.agents.middleware import ModelResponse
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
     from langchain_core.messages.utils import count_tokens_approximately

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from ..submodules import import_submodules
-from .base import CallOutcome, Param, RunContext, Runner, StrategyInfo, get_strategy, register, registry
+from .base import CallOutcome
+from .base import Param
+from .base import RunContext
+from .base import Runner
+from .base import StrategyInfo
+from .base import get_strategy
+from .base import register
+from .base import registry
 
 
 def load_all() -> None:

@@ -20,11 +20,16 @@ from __future__ import annotations
 import json
 import math
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from typing import Any
 
-from ..conversation import File, Image, Message
+from ..conversation import File
+from ..conversation import Image
+from ..conversation import Message
 from ..history import Entry
 
 #: the function call ADK uses to ask the end user for credentials (``REQUEST_EUC_FUNCTION_CALL_NAME``): the

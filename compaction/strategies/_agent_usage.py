@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from ..conversation import Message
 from ..history import Entry
-from .contract import Call, Strategy
+from .contract import Call
+from .contract import Strategy
 
 
 @dataclass

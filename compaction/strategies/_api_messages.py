@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..history import Entry
-from .history_runner import leading_system, text_of
+from .history_runner import leading_system
+from .history_runner import text_of
 
 
 @dataclass(frozen=True)

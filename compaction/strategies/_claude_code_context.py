@@ -18,10 +18,12 @@ while Claude Code held the final figure in memory (2.1.30–2.1.58): there the c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..conversation import LogEvent, Message
+from ..conversation import LogEvent
+from ..conversation import Message
 from ..history import Entry
 from ..tokens import Counter
 from . import _claude_code_estimate as est

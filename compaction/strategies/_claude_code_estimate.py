@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 from typing import Any
 
-from ..conversation import File, Image, Message
+from ..conversation import File
+from ..conversation import Image
+from ..conversation import Message
 from ._claude_code_versions import Behaviour
 
 #: what Claude Code counts for a document block (2.1.74 on) and for an image in a result it microcompacts

@@ -28,9 +28,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..conversation import Image, Message, Source
+from ..conversation import Image
+from ..conversation import Message
+from ..conversation import Source
 from ..history import Entry
-from ._claude_code_estimate import DOCUMENT_TOKENS, rough
+from ._claude_code_estimate import DOCUMENT_TOKENS
+from ._claude_code_estimate import rough
 
 COMPACTABLE_TOOLS = frozenset({"Read", "Bash", "PowerShell", "Grep", "Glob", "WebSearch", "WebFetch", "Edit", "Write"})
 #: the token rule's constants (not settable in Claude Code)

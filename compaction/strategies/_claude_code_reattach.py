@@ -22,14 +22,18 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, cast
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import cast
 
 from ..conversation import Message
 from ..formats import claude_code_attachments as attachments
 from ..tokens import Counter
-from ._claude_code_estimate import js_json, rough
+from ._claude_code_estimate import js_json
+from ._claude_code_estimate import rough
 from ._claude_code_versions import Version
 
 MAX_FILES = 5

@@ -13,16 +13,31 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
-from ..conversation import Message, ToolResult
+from ..conversation import Message
+from ..conversation import ToolResult
 from ..errors import ConfigError
-from ..gemini_contents import RESPONSE_KEY, Span, message_parts, response_key, result_media, result_text, spans
-from ..gemini_counter import GeminiCliCounter, estimate_text
+from ..gemini_contents import RESPONSE_KEY
+from ..gemini_contents import Span
+from ..gemini_contents import message_parts
+from ..gemini_contents import response_key
+from ..gemini_contents import result_media
+from ..gemini_contents import result_text
+from ..gemini_contents import spans
+from ..gemini_counter import GeminiCliCounter
+from ..gemini_counter import estimate_text
 from ..history import Entry
-from ..js_text import js_locale_int, js_slice, js_stringify, js_trim, utf16_len
+from ..js_text import js_locale_int
+from ..js_text import js_slice
+from ..js_text import js_stringify
+from ..js_text import js_trim
+from ..js_text import utf16_len
 from ..tokens import _IdCache
 
 #: COMPRESSION_FUNCTION_RESPONSE_TOKEN_BUDGET

@@ -31,17 +31,25 @@ A nested child's run also checks the replay's work budget (:func:`compaction.bud
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
 from .. import budget
 from ..conversation import Message
 from ..errors import ConfigError
 from ..history import Entry
-from .base import RunContext, Runner, StrategyInfo, get_strategy, registry
+from .base import RunContext
+from .base import Runner
+from .base import StrategyInfo
+from .base import get_strategy
+from .base import registry
 from .history_runner import plural
 
 #: ``Entry.info`` key marking the host message a fed entry stands for (its position in the fed list)

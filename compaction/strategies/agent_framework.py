@@ -8,27 +8,45 @@ trigger) and is skipped while at most one non-system group is included.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from abc import ABC
+from abc import abstractmethod
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from ..conversation import Message
-from ..history import Entry, inserted
-from ..policy import Trigger, inverse, parse_trigger, tokens_below, tokens_exceed
+from ..history import Entry
+from ..history import inserted
+from ..policy import Trigger
+from ..policy import inverse
+from ..policy import parse_trigger
+from ..policy import tokens_below
+from ..policy import tokens_exceed
 from ..tokens import Counter
-from ._nesting import (
-    NestedResult,
-    NestedStrategy,
-    check_child_name,
-    check_children,
-    describe,
-    inserted_entry,
-    make_nested,
-    native_name,
-)
-from .base import SUMMARIZER_PARAMS, CallOutcome, ChangeMark, Param, Policy, RunContext, Runner, StrategyInfo, register
+from ._nesting import NestedResult
+from ._nesting import NestedStrategy
+from ._nesting import check_child_name
+from ._nesting import check_children
+from ._nesting import describe
+from ._nesting import inserted_entry
+from ._nesting import make_nested
+from ._nesting import native_name
+from .base import SUMMARIZER_PARAMS
+from .base import CallOutcome
+from .base import ChangeMark
+from .base import Param
+from .base import Policy
+from .base import RunContext
+from .base import Runner
+from .base import StrategyInfo
+from .base import register
 
 if TYPE_CHECKING:
     from ..summarizers import Summarizer

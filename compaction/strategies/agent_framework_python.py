@@ -14,20 +14,47 @@ compaction). Truncation, summarization, token-budget and context-window strategi
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from itertools import chain, count, islice
+from bisect import bisect_left
+from bisect import bisect_right
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
+from itertools import chain
+from itertools import count
+from itertools import islice
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from ..conversation import Message
 from ..formats.agent_framework import contents_of
-from ..history import Entry, inserted
-from ..tokens import Counter, MafPythonCounter, free_message_id, make_counter, own_message_id
-from ._nesting import NestedStrategy, describe, inserted_entry, make_nested, native_name
+from ..history import Entry
+from ..history import inserted
+from ..tokens import Counter
+from ..tokens import MafPythonCounter
+from ..tokens import free_message_id
+from ..tokens import make_counter
+from ..tokens import own_message_id
+from ._nesting import NestedStrategy
+from ._nesting import describe
+from ._nesting import inserted_entry
+from ._nesting import make_nested
+from ._nesting import native_name
 from .agent_framework import parse_pipeline
-from .base import SUMMARIZER_PARAMS, CallOutcome, ChangeMark, Param, Policy, RunContext, Runner, StrategyInfo, register
+from .base import SUMMARIZER_PARAMS
+from .base import CallOutcome
+from .base import ChangeMark
+from .base import Param
+from .base import Policy
+from .base import RunContext
+from .base import Runner
+from .base import StrategyInfo
+from .base import register
 
 if TYPE_CHECKING:
     from ..summarizers import Summarizer

@@ -22,7 +22,8 @@ call was summarized away.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,11 +31,20 @@ from .. import tiktoken_offline
 from ..aider_counter import aider_message
 from ..conversation import Message
 from ..errors import ConfigError
-from ..history import Entry, inserted
-from ..tokens import DEFAULT_COUNTER, Counter, make_counter
-from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
-from .contract import Call, Strategy
-from .history_runner import leading_system, plural
+from ..history import Entry
+from ..history import inserted
+from ..tokens import DEFAULT_COUNTER
+from ..tokens import Counter
+from ..tokens import make_counter
+from .base import SUMMARIZER_PARAMS
+from .base import Param
+from .base import RunContext
+from .base import StrategyInfo
+from .base import register
+from .contract import Call
+from .contract import Strategy
+from .history_runner import leading_system
+from .history_runner import plural
 
 DOCS = "https://github.com/Aider-AI/aider/blob/main/aider/history.py"
 #: ``prompts.summary_prefix``

@@ -14,18 +14,21 @@ from dataclasses import replace
 from typing import Any
 
 from ..conversation import Message
-from ..history import Entry, inserted
-from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
-from .history_runner import (
-    Decision,
-    Follower,
-    HistoryRunner,
-    count_or_all,
-    leading_system,
-    plural,
-    with_cleared_inputs,
-    with_result_text,
-)
+from ..history import Entry
+from ..history import inserted
+from .base import SUMMARIZER_PARAMS
+from .base import Param
+from .base import RunContext
+from .base import StrategyInfo
+from .base import register
+from .history_runner import Decision
+from .history_runner import Follower
+from .history_runner import HistoryRunner
+from .history_runner import count_or_all
+from .history_runner import leading_system
+from .history_runner import plural
+from .history_runner import with_cleared_inputs
+from .history_runner import with_result_text
 
 DOCS_EDITING = "https://docs.claude.com/en/docs/build-with-claude/context-editing"
 DOCS_COMPACTION = "https://docs.claude.com/en/docs/build-with-claude/compaction"

@@ -11,13 +11,24 @@ from __future__ import annotations
 
 import math
 import sys
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, overload
+from abc import ABC
+from abc import abstractmethod
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Literal
+from typing import overload
 
-from ..conversation import LogEvent, Source, ToolSchema, Usage
-from ..errors import CompactionError, ConfigError
+from ..conversation import LogEvent
+from ..conversation import Source
+from ..conversation import ToolSchema
+from ..conversation import Usage
+from ..errors import CompactionError
+from ..errors import ConfigError
 from ..history import Entry
 from ..registry import Registry
 from ..tokens import Counter

@@ -60,29 +60,39 @@ background-agent status after a compaction (not in the log).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from ..conversation import Message
 from ..errors import ConfigError
-from ..history import Entry, inserted
+from ..history import Entry
+from ..history import inserted
 from ..tokens import Counter
 from . import _claude_code_microcompact as mc
-from ._claude_code_context import AgentView, Measure
-from ._claude_code_reattach import CLEARED_FLAG, reattach
-from ._claude_code_versions import (
-    DEFAULT_WINDOW,
-    ONE_MILLION_WINDOW,
-    Behaviour,
-    behaviour,
-    compact_window,
-    output_reserve,
-    resolve_version,
-)
-from .base import SUMMARIZER_PARAMS, Param, Persistence, RunContext, StrategyInfo, register
-from .contract import Call, Strategy
-from .history_runner import plural, with_result_text
+from ._claude_code_context import AgentView
+from ._claude_code_context import Measure
+from ._claude_code_reattach import CLEARED_FLAG
+from ._claude_code_reattach import reattach
+from ._claude_code_versions import DEFAULT_WINDOW
+from ._claude_code_versions import ONE_MILLION_WINDOW
+from ._claude_code_versions import Behaviour
+from ._claude_code_versions import behaviour
+from ._claude_code_versions import compact_window
+from ._claude_code_versions import output_reserve
+from ._claude_code_versions import resolve_version
+from .base import SUMMARIZER_PARAMS
+from .base import Param
+from .base import Persistence
+from .base import RunContext
+from .base import StrategyInfo
+from .base import register
+from .contract import Call
+from .contract import Strategy
+from .history_runner import plural
+from .history_runner import with_result_text
 
 DOCS = "https://code.claude.com/docs/en/costs#reduce-token-usage"
 #: the auto-compact threshold's distance below the effective window (``AUTOCOMPACT_BUFFER_TOKENS``)

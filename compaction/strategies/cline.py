@@ -22,18 +22,29 @@ the replay writes them into the stored history, which sends the same messages.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
-from ..conversation import Message, tool
-from ..history import Entry, inserted
+from ..conversation import Message
+from ..conversation import tool
+from ..history import Entry
+from ..history import inserted
 from ..tokens import Counter
 from ._agent_usage import PreviousCall
-from ._api_messages import ApiMessage, api_messages, blocks
-from .base import RunContext, StrategyInfo, register
-from .contract import Call, Strategy
-from .history_runner import plural, with_result_text
+from ._api_messages import ApiMessage
+from ._api_messages import api_messages
+from ._api_messages import blocks
+from .base import RunContext
+from .base import StrategyInfo
+from .base import register
+from .contract import Call
+from .contract import Strategy
+from .history_runner import plural
+from .history_runner import with_result_text
 
 DOCS = ("https://github.com/cline/cline/blob/791d2389^/src/core/context/context-management/ContextManager.ts")
 #: ``formatResponse.duplicateFileReadNotice()`` (responses.ts)

@@ -10,16 +10,24 @@ user message holding the summary. Every assistant message, tool call and tool ou
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 from ..conversation import Message
 from ..errors import ConfigError
-from ..history import Entry, inserted
+from ..history import Entry
+from ..history import inserted
 from ..tokens import Counter
-from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
-from .contract import Call, Strategy
-from .history_runner import plural, with_text
+from .base import SUMMARIZER_PARAMS
+from .base import Param
+from .base import RunContext
+from .base import StrategyInfo
+from .base import register
+from .contract import Call
+from .contract import Strategy
+from .history_runner import plural
+from .history_runner import with_text
 
 DOCS = "https://github.com/openai/codex/blob/main/codex-rs/core/src/compact.rs"
 #: ``templates/compact/summary_prefix.md``

@@ -24,15 +24,23 @@ strategy both ways on every real log and a parameter grid.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from typing import Any
+from typing import ClassVar
 
-from ..conversation import Message, ToolSchema
+from ..conversation import Message
+from ..conversation import ToolSchema
 from ..history import Entry
 from ..summarizers import SummaryCall
-from ..tokens import Counter, Tally
-from .base import CallOutcome, Persistence, RunContext, Runner
+from ..tokens import Counter
+from ..tokens import Tally
+from .base import CallOutcome
+from .base import Persistence
+from .base import RunContext
+from .base import Runner
 from .history_runner import summarize
 
 

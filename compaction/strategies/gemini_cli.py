@@ -25,7 +25,8 @@ whatever counter the run uses.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -33,21 +34,27 @@ from ..conversation import Message
 from ..errors import ConfigError
 from ..gemini_contents import is_environment_context
 from ..gemini_counter import GeminiCliCounter
-from ..history import Entry, inserted
-from ..tokens import Counter, make_counter
-from ._gemini_passes import (
-    PRESERVE_THRESHOLD,
-    ChatView,
-    ContentSizer,
-    MaskingSettings,
-    find_compress_split_point,
-    mask_tool_outputs,
-    scan_tool_outputs,
-    truncate_to_budget,
-)
-from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
-from .contract import Call, Strategy
-from .history_runner import counter_or, plural
+from ..history import Entry
+from ..history import inserted
+from ..tokens import Counter
+from ..tokens import make_counter
+from ._gemini_passes import PRESERVE_THRESHOLD
+from ._gemini_passes import ChatView
+from ._gemini_passes import ContentSizer
+from ._gemini_passes import MaskingSettings
+from ._gemini_passes import find_compress_split_point
+from ._gemini_passes import mask_tool_outputs
+from ._gemini_passes import scan_tool_outputs
+from ._gemini_passes import truncate_to_budget
+from .base import SUMMARIZER_PARAMS
+from .base import Param
+from .base import RunContext
+from .base import StrategyInfo
+from .base import register
+from .contract import Call
+from .contract import Strategy
+from .history_runner import counter_or
+from .history_runner import plural
 
 DOCS = "https://github.com/google-gemini/gemini-cli/blob/main/packages/core/src/context/chatCompressionService.ts"
 MASKING_DOCS = "https://github.com/google-gemini/gemini-cli/blob/main/packages/core/src/context/toolOutputMaskingService.ts"

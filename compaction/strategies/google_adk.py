@@ -21,33 +21,38 @@ uncompacted request) — and ADK's characters / 4 estimate of the request when n
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 from ..conversation import Message
 from ..errors import ConfigError
-from ..history import Entry, inserted
+from ..history import Entry
+from ..history import inserted
 from ..tokens import Counter
-from ._adk_session import (
-    AdkEvent,
-    Compaction,
-    Processed,
-    content_chars,
-    content_json,
-    is_auth_event,
-    latest_compaction,
-    message_parts,
-    new_invocations,
-    process_compaction_events,
-    prompt_lines,
-    recover_compacted_calls,
-    render_prompt,
-    sliding_window_events,
-    summary_parts,
-    token_threshold_events,
-)
-from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
-from .contract import Call, Strategy
+from ._adk_session import AdkEvent
+from ._adk_session import Compaction
+from ._adk_session import Processed
+from ._adk_session import content_chars
+from ._adk_session import content_json
+from ._adk_session import is_auth_event
+from ._adk_session import latest_compaction
+from ._adk_session import message_parts
+from ._adk_session import new_invocations
+from ._adk_session import process_compaction_events
+from ._adk_session import prompt_lines
+from ._adk_session import recover_compacted_calls
+from ._adk_session import render_prompt
+from ._adk_session import sliding_window_events
+from ._adk_session import summary_parts
+from ._adk_session import token_threshold_events
+from .base import SUMMARIZER_PARAMS
+from .base import Param
+from .base import RunContext
+from .base import StrategyInfo
+from .base import register
+from .contract import Call
+from .contract import Strategy
 from .history_runner import plural
 
 DOCS = "https://github.com/google/adk-python/blob/main/src/google/adk/apps/compaction.py"

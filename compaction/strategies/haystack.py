@@ -15,18 +15,41 @@ from __future__ import annotations
 
 import random
 import uuid
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, cast
+from abc import ABC
+from abc import abstractmethod
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
+from typing import Any
+from typing import cast
 
-from ..conversation import COMPACTION_META_KEY, File, Image, Message, ToolResult, user
-from ..errors import CompactionError, ConfigError
-from ..history import Entry, inserted, messages_of
+from ..conversation import COMPACTION_META_KEY
+from ..conversation import File
+from ..conversation import Image
+from ..conversation import Message
+from ..conversation import ToolResult
+from ..conversation import user
+from ..errors import CompactionError
+from ..errors import ConfigError
+from ..history import Entry
+from ..history import inserted
+from ..history import messages_of
 from ..policy import ThresholdPolicy
-from ..summarizers import Summarizer, SummaryRequest
-from ..tokens import Counter, render_haystack
-from .base import SUMMARIZER_PARAMS, CallOutcome, ChangeMark, Param, RunContext, Runner, StrategyInfo, register
+from ..summarizers import Summarizer
+from ..summarizers import SummaryRequest
+from ..tokens import Counter
+from ..tokens import render_haystack
+from .base import SUMMARIZER_PARAMS
+from .base import CallOutcome
+from .base import ChangeMark
+from .base import Param
+from .base import RunContext
+from .base import Runner
+from .base import StrategyInfo
+from .base import register
 from .contract import Strategy
 
 DOCS = "https://docs.haystack.deepset.ai/docs/compaction-hook"

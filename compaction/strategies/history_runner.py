@@ -16,18 +16,35 @@ Also here: the small message edits these frameworks share (a tool result's text 
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from bisect import bisect_left, insort
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from abc import ABC
+from abc import abstractmethod
+from bisect import bisect_left
+from bisect import insort
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
-from ..conversation import Message, ToolResult, ToolSchema
+from ..conversation import Message
+from ..conversation import ToolResult
+from ..conversation import ToolSchema
 from ..errors import ConfigError
-from ..history import Entry, messages_of
-from ..summarizers import SummaryCall, SummaryRequest
-from ..tokens import DEFAULT_COUNTER, Counter, make_counter, render_haystack
-from .base import CallOutcome, ChangeMark, RunContext, Runner
+from ..history import Entry
+from ..history import messages_of
+from ..summarizers import SummaryCall
+from ..summarizers import SummaryRequest
+from ..tokens import DEFAULT_COUNTER
+from ..tokens import Counter
+from ..tokens import make_counter
+from ..tokens import render_haystack
+from .base import CallOutcome
+from .base import ChangeMark
+from .base import RunContext
+from .base import Runner
 
 
 # ------------------------------------------------------------------------------------------------ views

@@ -10,23 +10,29 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from ..conversation import Message
-from ..history import Entry, inserted
-from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
-from .history_runner import (
-    Decision,
-    Follower,
-    HistoryRunner,
-    count_or_all,
-    plural,
-    text_of,
-    with_result_text,
-    with_text,
-)
+from ..history import Entry
+from ..history import inserted
+from .base import SUMMARIZER_PARAMS
+from .base import Param
+from .base import RunContext
+from .base import StrategyInfo
+from .base import register
+from .history_runner import Decision
+from .history_runner import Follower
+from .history_runner import HistoryRunner
+from .history_runner import count_or_all
+from .history_runner import plural
+from .history_runner import text_of
+from .history_runner import with_result_text
+from .history_runner import with_text
 
 DOCS = "https://github.com/UKGovernmentBEIS/inspect_ai/tree/main/src/inspect_ai/model/_compaction"
 TOOL_RESULT_REMOVED = "(Tool result removed)"

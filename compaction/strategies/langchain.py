@@ -25,27 +25,37 @@ Tool messages are counted as a LangChain agent holds them, named after their too
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from ..conversation import Message, ToolResult
-from ..history import Entry, inserted
-from ..langchain_counter import LIST_CONTENT, langchain_content
-from ..langchain_prompt import check_summary_prompt, fill_summary_prompt, xml_transcript
+from ..conversation import Message
+from ..conversation import ToolResult
+from ..history import Entry
+from ..history import inserted
+from ..langchain_counter import LIST_CONTENT
+from ..langchain_counter import langchain_content
+from ..langchain_prompt import check_summary_prompt
+from ..langchain_prompt import fill_summary_prompt
+from ..langchain_prompt import xml_transcript
 from ..tokens import Counter
-from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
-from .history_runner import (
-    Decision,
-    Follower,
-    HistoryRunner,
-    MaskedView,
-    counter_or,
-    plural,
-    with_cleared_inputs,
-    with_result_text,
-)
+from .base import SUMMARIZER_PARAMS
+from .base import Param
+from .base import RunContext
+from .base import StrategyInfo
+from .base import register
+from .history_runner import Decision
+from .history_runner import Follower
+from .history_runner import HistoryRunner
+from .history_runner import MaskedView
+from .history_runner import counter_or
+from .history_runner import plural
+from .history_runner import with_cleared_inputs
+from .history_runner import with_result_text
 
 DOCS_SUMMARY = ("https://github.com/langchain-ai/langchain/blob/master/libs/langchain_v1/langchain/agents/middleware/"
                 "summarization.py")

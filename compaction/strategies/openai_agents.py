@@ -26,15 +26,24 @@ so a stub client would replay our guess, not the SDK.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
-from ..conversation import Message, ToolCall
+from ..conversation import Message
+from ..conversation import ToolCall
 from ..history import Entry
-from .base import Param, RunContext, StrategyInfo, register
-from .contract import Call, Strategy
-from .history_runner import count_or_all, leading_system, plural
+from .base import Param
+from .base import RunContext
+from .base import StrategyInfo
+from .base import register
+from .contract import Call
+from .contract import Strategy
+from .history_runner import count_or_all
+from .history_runner import leading_system
+from .history_runner import plural
 
 DOCS = "https://openai.github.io/openai-agents-python/sessions/"
 

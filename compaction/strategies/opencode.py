@@ -19,16 +19,25 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 from ..conversation import Message
-from ..history import Entry, inserted
+from ..history import Entry
+from ..history import inserted
 from ..tokens import Counter
 from ._agent_usage import PreviousCall
-from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
-from .contract import Call, Strategy
-from .history_runner import leading_system, plural, with_result_text
+from .base import SUMMARIZER_PARAMS
+from .base import Param
+from .base import RunContext
+from .base import StrategyInfo
+from .base import register
+from .contract import Call
+from .contract import Strategy
+from .history_runner import leading_system
+from .history_runner import plural
+from .history_runner import with_result_text
 
 DOCS = "https://github.com/sst/opencode/blob/dev/packages/opencode/src/session/compaction.ts"
 #: what a compacted tool output is sent as (``message-v2.ts``)

@@ -15,16 +15,27 @@ parameter's help gives the config default.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from ..conversation import Message, ToolCall
-from ..history import Entry, inserted
+from ..conversation import Message
+from ..conversation import ToolCall
+from ..history import Entry
+from ..history import inserted
 from ..tokens import render_haystack
-from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
-from .history_runner import Decision, Follower, HistoryRunner, plural, with_result_text
+from .base import SUMMARIZER_PARAMS
+from .base import Param
+from .base import RunContext
+from .base import StrategyInfo
+from .base import register
+from .history_runner import Decision
+from .history_runner import Follower
+from .history_runner import HistoryRunner
+from .history_runner import plural
+from .history_runner import with_result_text
 
 DOCS = "https://github.com/All-Hands-AI/OpenHands/tree/main/openhands/memory/condenser/impl"
 DOCS_V1 = "https://github.com/OpenHands/software-agent-sdk/tree/main/openhands-sdk/openhands/sdk/context/condenser"

@@ -26,18 +26,28 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
-from ..conversation import Message, ToolCall
+from ..conversation import Message
+from ..conversation import ToolCall
 from ..errors import ConfigError
-from ..history import Entry, inserted
+from ..history import Entry
+from ..history import inserted
 from ..tokens import Counter
 from ._agent_usage import PreviousCall
-from ._api_messages import ApiMessage, api_messages
-from .base import SUMMARIZER_PARAMS, Param, RunContext, StrategyInfo, register
-from .contract import Call, Strategy
-from .history_runner import leading_system, plural
+from ._api_messages import ApiMessage
+from ._api_messages import api_messages
+from .base import SUMMARIZER_PARAMS
+from .base import Param
+from .base import RunContext
+from .base import StrategyInfo
+from .base import register
+from .contract import Call
+from .contract import Strategy
+from .history_runner import leading_system
+from .history_runner import plural
 
 DOCS = "https://github.com/RooCodeInc/Roo-Code/blob/main/src/core/context-management/index.ts"
 CONDENSE_DOCS = "https://github.com/RooCodeInc/Roo-Code/blob/main/src/core/condense/index.ts"
@@ -84,7 +94,8 @@ _ENCODING: Any = None
 def _encoding() -> Any:
     global _ENCODING
     if _ENCODING is None:
-        from ..tiktoken_offline import EncodingUnavailable, get_encoding
+        from ..tiktoken_offline import EncodingUnavailable
+        from ..tiktoken_offline import get_encoding
 
         try:
             _ENCODING = get_encoding("o200k_base")

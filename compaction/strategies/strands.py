@@ -31,16 +31,24 @@ Not replayed: ``proactive_compression`` (Strands' own token estimate of the next
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
-from ..conversation import Image, Message, ToolResult
+from ..conversation import Image
+from ..conversation import Message
+from ..conversation import ToolResult
 from ..errors import ConfigError
 from ..history import Entry
 from ..tokens import Counter
-from .base import Param, RunContext, StrategyInfo, register
-from .contract import Call, Strategy
+from .base import Param
+from .base import RunContext
+from .base import StrategyInfo
+from .base import register
+from .contract import Call
+from .contract import Strategy
 from .history_runner import plural
 
 DOCS = ("https://github.com/strands-agents/sdk-python/blob/v1.62.0/src/strands/agent/conversation_manager/"

@@ -13,13 +13,28 @@ is an observation, as SWE-agent feeds environment output back as user turns.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
-from ..conversation import Image, Message
-from ..history import Entry, inserted
-from .base import SUMMARIZER_PARAMS, Param, RunContext, Runner, StrategyInfo, register
-from .history_runner import Decision, Follower, HistoryRunner, leading_system, plural, text_of, with_text
+from ..conversation import Image
+from ..conversation import Message
+from ..history import Entry
+from ..history import inserted
+from .base import SUMMARIZER_PARAMS
+from .base import Param
+from .base import RunContext
+from .base import Runner
+from .base import StrategyInfo
+from .base import register
+from .history_runner import Decision
+from .history_runner import Follower
+from .history_runner import HistoryRunner
+from .history_runner import leading_system
+from .history_runner import plural
+from .history_runner import text_of
+from .history_runner import with_text
 
 DOCS = "https://github.com/SWE-agent/SWE-agent/blob/main/sweagent/agent/history_processors.py"
 PAPER = "https://arxiv.org/abs/2508.21433"

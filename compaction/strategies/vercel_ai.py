@@ -38,16 +38,24 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
+from dataclasses import replace
 from typing import Any
 
-from ..conversation import Message, ToolCall
+from ..conversation import Message
+from ..conversation import ToolCall
 from ..errors import ConfigError
 from ..history import Entry
 from ..tokens import Counter
-from .base import Param, RunContext, StrategyInfo, register
-from .contract import Call, Strategy
+from .base import Param
+from .base import RunContext
+from .base import StrategyInfo
+from .base import register
+from .contract import Call
+from .contract import Strategy
 from .history_runner import plural
 
 DOCS = "https://ai-sdk.dev/docs/reference/ai-sdk-ui/prune-messages"

@@ -16,7 +16,8 @@ import hashlib
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +27,25 @@ import pyarrow.compute as pc
 import streamlit as st
 
 import compaction
-from compaction import anatomy, charts, explain, views
-from compaction.analysis.calibration import Calibration, calibrate
-from compaction.analysis.costs import CostComparison, PriceModel, compare_costs
-from compaction.analysis.information import InformationLoss, information_loss
-from compaction.budget import ReplayBudgetExceeded, WorkBudget
+from compaction import anatomy
+from compaction import charts
+from compaction import explain
+from compaction import views
+from compaction.analysis.calibration import Calibration
+from compaction.analysis.calibration import calibrate
+from compaction.analysis.costs import CostComparison
+from compaction.analysis.costs import PriceModel
+from compaction.analysis.costs import compare_costs
+from compaction.analysis.information import InformationLoss
+from compaction.analysis.information import information_loss
+from compaction.budget import ReplayBudgetExceeded
+from compaction.budget import WorkBudget
 from compaction.conversation import Conversation
 from compaction.explain import SetupWarning
 from compaction.replay import Replay
 from compaction.setups import Setup
-from compaction.summarizers import WithheldRequest, live_calls
+from compaction.summarizers import WithheldRequest
+from compaction.summarizers import live_calls
 from compaction.tokens import CounterChoice
 from compaction.views import Run
 

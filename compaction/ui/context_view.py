@@ -6,17 +6,23 @@ Every message body comes from the log, so it is shown with ``st.text`` / ``st.co
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 
 import streamlit as st
 
-from compaction import explain, views
+from compaction import explain
+from compaction import views
 from compaction.conversation import Message
 from compaction.replay import ContextItem
 from compaction.tokens import Counter
 
-from . import cache, settings
-from .text import FATE_HELP, clip, fate_badge, setup_title
+from . import cache
+from . import settings
+from .text import FATE_HELP
+from .text import clip
+from .text import fate_badge
+from .text import setup_title
 
 FILTER_KEY = "context.filter"
 COMPARE_KEY = "context.compare"

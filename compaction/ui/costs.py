@@ -6,21 +6,30 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 
 import streamlit as st
 
 from compaction import cost_charts
 from compaction.analysis import views
 from compaction.analysis.calibration import Calibration
-from compaction.analysis.costs import TTL_SECONDS, CostComparison, PriceModel, price_model, price_table
+from compaction.analysis.costs import TTL_SECONDS
+from compaction.analysis.costs import CostComparison
+from compaction.analysis.costs import PriceModel
+from compaction.analysis.costs import price_model
+from compaction.analysis.costs import price_table
 from compaction.conversation import Conversation
-from compaction.models import Resolved, resolve_price_model
+from compaction.models import Resolved
+from compaction.models import resolve_price_model
 from compaction.replay import Replay
 
-from . import cache, settings
+from . import cache
+from . import settings
 from .guard import section
-from .text import colored, compact_number, escape_markdown
+from .text import colored
+from .text import compact_number
+from .text import escape_markdown
 
 COST_MODEL_NOTE = (
     "Fewer tokens is not the same as cheaper. Providers cache the prompt prefix: the next call reads the unchanged "

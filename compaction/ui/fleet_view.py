@@ -11,8 +11,10 @@ import json
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from collections.abc import Sequence
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +23,15 @@ import streamlit as st
 from compaction import cost_charts
 from compaction.analysis import views
 from compaction.analysis.costs import price_model
-from compaction.analysis.fleet import FleetResult, find_logs, fleet
+from compaction.analysis.fleet import FleetResult
+from compaction.analysis.fleet import find_logs
+from compaction.analysis.fleet import fleet
 from compaction.setups import Setup
 
 from . import navigation
 from .costs import choose_prices
-from .guard import section, show_error
+from .guard import section
+from .guard import show_error
 from .text import escape_markdown
 
 #: where the chosen log goes for the explorer to open

@@ -5,14 +5,17 @@ The setup in focus is chosen here (and by :func:`.state.add_setup`); the export 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 
 import streamlit as st
 
 from compaction import charts
 
-from . import cache, state
-from .text import escape_markdown, setup_title
+from . import cache
+from . import state
+from .text import escape_markdown
+from .text import setup_title
 
 FOCUS_WIDGET_KEY = "focus.select"
 SYNCED_KEY = "focus.synced"

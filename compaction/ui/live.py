@@ -13,7 +13,9 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from compaction.summarizers import LIVE_ENV, LiveEstimate, live_enabled
+from compaction.summarizers import LIVE_ENV
+from compaction.summarizers import LiveEstimate
+from compaction.summarizers import live_enabled
 
 from . import state
 from .text import escape_markdown

@@ -20,7 +20,11 @@ from urllib.parse import urlsplit
 
 import streamlit as st
 
-from compaction.discover import FoundSession, agent_title, default_home, human_size, search
+from compaction.discover import FoundSession
+from compaction.discover import agent_title
+from compaction.discover import default_home
+from compaction.discover import human_size
+from compaction.discover import search
 
 from .text import escape_markdown
 

@@ -7,16 +7,21 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from compaction import explain, views
+from compaction import explain
+from compaction import views
 from compaction.budget import WorkBudget
 from compaction.conversation import Conversation
 from compaction.replay import Replay
-from compaction.summarizers import WithheldRequest, live_enabled
+from compaction.summarizers import WithheldRequest
+from compaction.summarizers import live_enabled
 
 from . import cache
-from .guard import log, one_line
+from .guard import log
+from .guard import one_line
 from .setups import SetupSpec
-from .text import compact_number, escape_markdown, setup_title
+from .text import compact_number
+from .text import escape_markdown
+from .text import setup_title
 
 REPLAY_ASSUMPTION = (
     "Replay assumes the agent would have acted the same after compaction: every later message is taken from the "

@@ -9,7 +9,8 @@ from typing import NamedTuple
 import streamlit as st
 
 from compaction.conversation import Conversation
-from compaction.models import Resolved, resolve_context_window
+from compaction.models import Resolved
+from compaction.models import resolve_context_window
 from compaction.policy import validate_threshold
 
 from . import cache

@@ -15,11 +15,16 @@ import streamlit as st
 
 import compaction
 from compaction.setups import Setup
-from compaction.strategies import Param, StrategyInfo
+from compaction.strategies import Param
+from compaction.strategies import StrategyInfo
 
-from . import settings, state
-from .state import DEFAULT_SETUPS, strategy_key, widget_key
-from .text import escape_markdown, setup_title
+from . import settings
+from . import state
+from .state import DEFAULT_SETUPS
+from .state import strategy_key
+from .state import widget_key
+from .text import escape_markdown
+from .text import setup_title
 
 __all__ = ["DEFAULT_SETUPS", "SetupSpec", "choose_setups", "param_widget", "strategy_key", "widget_key"]
 

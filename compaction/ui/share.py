@@ -7,16 +7,21 @@ Chart images are rendered only when their button is pressed (``st.download_butto
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 
 import streamlit as st
 
 from compaction.export import export_setup
-from compaction.setups import read_setups_json, setups_to_json
+from compaction.setups import read_setups_json
+from compaction.setups import setups_to_json
 
-from . import cache, state
-from .guard import log, one_line
-from .text import escape_markdown, listed
+from . import cache
+from . import state
+from .guard import log
+from .guard import one_line
+from .text import escape_markdown
+from .text import listed
 
 IMPORT_FILE_KEY = "share.import_file"
 IMPORT_BUTTON_KEY = "share.import"

@@ -11,10 +11,13 @@ import streamlit as st
 
 import compaction
 from compaction.conversation import Conversation
-from compaction.discover import FoundSession, format_of, matching_conversations
+from compaction.discover import FoundSession
+from compaction.discover import format_of
+from compaction.discover import matching_conversations
 from compaction.formats.base import compressed_suffixes
 
-from . import cache, local_sessions
+from . import cache
+from . import local_sessions
 from .text import escape_markdown
 
 DEFAULT_SAMPLE = "coding_agent.openai.json"

@@ -8,7 +8,8 @@ widgets are drawn. Call the functions that change setups from a widget callback,
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 

@@ -7,17 +7,23 @@ selection when it differs from the previous click, so the slider and the buttons
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
+from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any
 
 import streamlit as st
 
-from compaction import charts, views
+from compaction import charts
+from compaction import views
 
-from . import cache, state, url_state
+from . import cache
+from . import state
+from . import url_state
 from .context_view import show_context
 from .guard import section
-from .inspect_setup import FLOOR_HELP, show_inside
+from .inspect_setup import FLOOR_HELP
+from .inspect_setup import show_inside
 
 CHART_KEY = "tokens_chart"
 STEP_KEY = "step"

@@ -8,7 +8,8 @@ with a readable message for ranges a user can get wrong.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,13 +18,16 @@ import streamlit as st
 from compaction import cost_charts
 from compaction.analysis import views
 from compaction.analysis.calibration import default_prices
-from compaction.analysis.sweep import SweepResult, linspace, sweep
+from compaction.analysis.sweep import SweepResult
+from compaction.analysis.sweep import linspace
+from compaction.analysis.sweep import sweep
 from compaction.conversation import Conversation
 from compaction.setups import Setup
 from compaction.strategies import get_strategy
 
 from .costs import choose_prices
-from .guard import section, show_error
+from .guard import section
+from .guard import show_error
 from .text import escape_markdown
 
 #: the heatmaps drawn, in order (information loss only when it was computed)

@@ -16,7 +16,8 @@ import compaction
 from compaction import explain
 from compaction.setups import Setup
 
-from . import state, step_panel
+from . import state
+from . import step_panel
 from .source import SAMPLE_KEY
 
 LESSON_KEY = "tour.lesson"

@@ -13,7 +13,10 @@ import streamlit as st
 from compaction.analysis.calibration import default_prices
 from compaction.conversation import Conversation
 
-from . import cache, costs, settings, tour
+from . import cache
+from . import costs
+from . import settings
+from . import tour
 from .state import show_undo
 
 #: the page's own style (fixed CSS, no log text): less empty space above the title, so the tuning view fits one screen

@@ -17,11 +17,16 @@ from pathlib import Path
 
 import streamlit as st
 
-from compaction.setups import Setup, encode_for_url, read_setups_link
+from compaction.setups import Setup
+from compaction.setups import encode_for_url
+from compaction.setups import read_setups_link
 
-from . import source, state
-from .guard import log, one_line
-from .text import escape_markdown, listed
+from . import source
+from . import state
+from .guard import log
+from .guard import one_line
+from .text import escape_markdown
+from .text import listed
 
 LOG_PARAM = "log"
 #: a log that cannot travel in a link (an upload, a session of this machine): ``<size>:<sha256 prefix>:<file name>``

@@ -28,7 +28,8 @@ from typing import Any
 warnings.simplefilter("ignore")
 
 from google.adk.agents import LlmAgent  # noqa: E402
-from google.adk.apps.app import App, EventsCompactionConfig  # noqa: E402
+from google.adk.apps.app import App  # noqa: E402
+from google.adk.apps.app import EventsCompactionConfig  # noqa: E402
 from google.adk.apps.llm_event_summarizer import LlmEventSummarizer  # noqa: E402
 from google.adk.models.base_llm import BaseLlm  # noqa: E402
 from google.adk.models.llm_response import LlmResponse  # noqa: E402
