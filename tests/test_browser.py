@@ -248,6 +248,10 @@ def test_hostile_log_text_renders_as_inert_text(browser, app_url: str, tmp_path:
         upload = tmp_path / "hostile.json"
         upload.write_bytes(_hostile_log())
         page.locator("[data-testid='stSidebar'] input[type='file']").first.set_input_files(str(upload))
+        # the rerun the upload starts may not have begun when the page first looks idle (a loaded machine):
+        # wait for the sidebar's "What was read" to name the uploaded file, then for its chart
+        page.locator("[data-testid='stSidebar']").get_by_text("uploaded file: hostile.json").first.wait_for(
+            timeout=STARTUP_SECONDS * 1000)
         _settle(page)
         page.wait_for_selector(f"{CHART} svg.marks", timeout=STARTUP_SECONDS * 1000)
         window = page.get_by_role("spinbutton", name="Context window (tokens)").first
