@@ -425,8 +425,8 @@ def _parse_lines(body: bytes | bytearray) -> tuple[list[tuple[int, Any]], list[L
         start = end + 1
         if not line.strip():
             continue
-        try:
-            records.append((number, json.loads(line)))
+        try:  # decoded here, not by json.loads, which would take a line opening with FF FE for UTF-16
+            records.append((number, json.loads(line.decode("utf-8-sig"))))
         except UnicodeDecodeError as exc:
             bad.append(LoadWarning(f"skipped: not UTF-8 text (byte 0x{line[exc.start]:02x} at column {exc.start + 1})",
                                    line=number))
