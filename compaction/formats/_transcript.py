@@ -82,6 +82,17 @@ class Transcript:
                             events=tuple(self.events), log_summary_indices=frozenset(self.summaries))
 
 
+def append_read(messages: list[Message], usage: dict[int, Usage], read: tuple[Message, Usage | None] | None) -> None:
+    """Append a message a reader read, with the usage its LLM call reported keyed by its index (nothing when the
+    reader skipped it: ``read`` is None)."""
+    if read is None:
+        return
+    message, reported = read
+    if reported is not None:
+        usage[len(messages)] = reported
+    messages.append(message)
+
+
 def json_text(value: Any) -> str:
     """A JSON value as the compact text a framework sends for a structured tool result."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
