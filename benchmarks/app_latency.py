@@ -13,7 +13,6 @@ Targets: re-render < 300 ms; every chart ≤ 5,000 rows.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -23,6 +22,7 @@ from typing import Any
 
 from figures import ROOT
 from figures import Figure
+from figures import data_parser
 from figures import print_figures
 from figures import timed
 
@@ -141,8 +141,7 @@ def run(log: Path, changes: int = 8) -> list[Figure]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", help="benchmark data folder (default benchmarks/.data)")
+    parser = data_parser(__doc__)
     parser.add_argument("--changes", type=int, default=8, help="new compact_at values to time (and as many returns "
                         "to them; at least 3)")
     args = parser.parse_args(argv)

@@ -9,7 +9,6 @@ unmeasured run compiles it).
 
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import subprocess
@@ -19,6 +18,7 @@ import time
 from pathlib import Path
 
 from figures import Figure
+from figures import data_parser
 from figures import print_figures
 from make_logs import calls_log
 from make_logs import sized_log
@@ -70,8 +70,7 @@ def run(data_dir: str | None = None, repeats: int = 3) -> list[Figure]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", help="benchmark data folder (default benchmarks/.data)")
+    parser = data_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     print_figures(run(args.dir, args.repeats), "command line latency")

@@ -6,6 +6,7 @@ A :class:`Figure` is one measured number with its target; every benchmark return
 
 from __future__ import annotations
 
+import argparse
 import gc
 import resource
 import sys
@@ -49,6 +50,14 @@ class Figure:
 
 
 HEADER = f"{'figure':<58} {'value':>12} {'unit':<6} {'target':<18} {'result':<6} note"
+
+
+def data_parser(doc: str) -> argparse.ArgumentParser:
+    """The command line of a benchmark that reads the cached data folder: described by the first line of its module
+    docstring ``doc``, with ``--dir``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--dir", help="benchmark data folder (default benchmarks/.data)")
+    return parser
 
 
 def print_figures(figures: Sequence[Figure], title: str = "") -> None:

@@ -10,7 +10,6 @@ Target: peak RSS < 300 MB + 5 × the log's size. Each case runs in its own proce
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from figures import ROOT
 from figures import Figure
+from figures import data_parser
 from figures import print_figures
 
 RSS_BASE_MB, RSS_PER_LOG_BYTE = 300.0, 5.0
@@ -103,8 +103,7 @@ def run(data_dir: str | None = None, replays: bool = True) -> list[Figure]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", help="benchmark data folder (default benchmarks/.data)")
+    parser = data_parser(__doc__)
     parser.add_argument("--skip-replays", action="store_true", help="only the loads")
     args = parser.parse_args(argv)
     print_figures(run(args.dir, not args.skip_replays), "memory")

@@ -12,11 +12,11 @@ and a whole copy at every keyframe).
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 
 from figures import Figure
+from figures import data_parser
 from figures import print_figures
 from figures import settled_heap
 from figures import timed
@@ -102,8 +102,7 @@ def run(data_dir: str | None = None, strategies: list[str] | None = None, fast_l
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", help="benchmark data folder (default benchmarks/.data)")
+    parser = data_parser(__doc__)
     parser.add_argument("--strategy", action="append", help="only this strategy (repeatable)")
     parser.add_argument("--fast-limit", type=float, default=1.0,
                         help="run the 10,000-call log for strategies whose 2,000-call CPU time is at most this")

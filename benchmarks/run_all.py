@@ -10,13 +10,13 @@ nothing is asserted.
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 
 from figures import Figure
+from figures import data_parser
 from figures import print_figures
 from figures import timed
 
@@ -91,8 +91,7 @@ def run_in_fresh_process(name: str, data_dir: str | None) -> list[Figure]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", help="benchmark data folder (default benchmarks/.data)")
+    parser = data_parser(__doc__)
     parser.add_argument("--skip", action="append", default=[], choices=BENCHMARKS, help="leave a benchmark out")
     parser.add_argument("--large", action="store_true", help="also build the ~200 MB log (the memory benchmark loads "
                         "it whenever it exists)")

@@ -10,10 +10,10 @@ compact_at/compact_to combinations (50 setups). Target < 60 s.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from figures import Figure
+from figures import data_parser
 from figures import print_figures
 from figures import timed
 
@@ -86,8 +86,7 @@ def run(data_dir: str | None = None, quick: bool = False) -> list[Figure]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dir", help="benchmark data folder (default benchmarks/.data)")
+    parser = data_parser(__doc__)
     parser.add_argument("--quick", action="store_true", help="fleet on 10 logs, 2 workers only")
     args = parser.parse_args(argv)
     print_figures(run(args.dir, args.quick), "sweep and fleet")

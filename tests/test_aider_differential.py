@@ -17,9 +17,9 @@ from conftest import sample_paths
 from corpus import real_conversations
 from oracle_env import oracle_python
 from oracle_env import run_oracle
+from summary_calls import recorded_summaries
 
 import compaction
-from compaction import summarizers
 from compaction.aider_counter import aider_message
 from compaction.conversation import Conversation
 from compaction.conversation import Message
@@ -142,17 +142,8 @@ def chat_of(items) -> list[dict]:
 def driven() -> dict[str, list]:
     """Every log under every setup: our replay, the summary requests it made, and what aider's code did."""
     python = oracle_python("aider-chat-0.86.2", AIDER)
-    calls: list[tuple[str, str]] = []
-    original = summarizers.ExtractiveSummarizer.text
-
-    def recording(self, request):
-        out = original(self, request)
-        calls.append((request.transcript, out))
-        return out
-
     runs = []
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(summarizers.ExtractiveSummarizer, "text", recording)
+    with recorded_summaries() as calls:
         for name, conv in LOGS:
             for setup in GRID:
                 calls.clear()

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser_page import CHART
+from browser_page import settle
 from conftest import ROOT
 from conftest import SAMPLES
 from conftest import STARTUP_SECONDS
@@ -26,9 +28,6 @@ pytestmark = pytest.mark.browser
 
 ARTIFACTS = ROOT / "tests" / "artifacts"
 VIEWPORTS = ((1366, 768), (1920, 1080))
-CHART = "[data-testid='stVegaLiteChart']"
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
-CONNECTED = "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
 
 
 @pytest.fixture(scope="module")
@@ -52,13 +51,6 @@ def app_url(samples_env: dict[str, str]) -> Iterator[str]:
         yield url
 
 
-def _settle(page) -> None:
-    """Wait until the app is connected and its script (or fragment) has finished running."""
-    page.wait_for_timeout(300)
-    page.wait_for_selector(CONNECTED, timeout=STARTUP_SECONDS * 1000)
-    page.wait_for_selector(IDLE, timeout=STARTUP_SECONDS * 1000)
-
-
 def _context_step(page) -> int:
     heading = page.get_by_role("heading", name=re.compile(r"^What each setup sends at step \d+")).first
     return int(re.search(r"step (\d+)", heading.inner_text()).group(1))
@@ -67,13 +59,13 @@ def _context_step(page) -> int:
 def _open(browser, url: str, width: int, height: int, small_log: bool):
     page = browser.new_page(viewport={"width": width, "height": height})
     page.goto(url)
-    _settle(page)
+    settle(page)
     page.wait_for_selector(f"{CHART} svg.marks g.mark-symbol path", timeout=STARTUP_SECONDS * 1000)
     if small_log:  # the stand-in log is small: a small window makes both setups compact
         window = page.get_by_role("spinbutton", name="Context window (tokens)")
         window.fill("20000")
         window.press("Enter")
-        _settle(page)
+        settle(page)
     return page
 
 
@@ -115,7 +107,7 @@ def test_clicking_a_step_updates_the_side_by_side_panel(browser, app_url: str, s
         box = point.bounding_box()
         assert box is not None
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-        _settle(page)
+        settle(page)
         page.wait_for_function(
             "step => [...document.querySelectorAll('h3')].some(h => h.innerText.startsWith("
             "'What each setup sends at step ' + step))",
@@ -142,7 +134,7 @@ def test_clicking_a_step_updates_the_side_by_side_panel(browser, app_url: str, s
 def open_tab(page, name: str) -> None:
     """Click a detail tab under the tuning view and wait for its content."""
     page.get_by_role("tab", name=re.compile(re.escape(name))).first.click()
-    _settle(page)
+    settle(page)
 
 
 def _sidebar_headers(page) -> list[str]:
@@ -154,13 +146,13 @@ def test_a_full_session_add_change_click_open_download_and_reload(browser, app_u
     page = _open(browser, app_url, 1366, 768, small_log="COMPACTION_LAB_SAMPLES" in samples_env)
     try:
         page.get_by_role("button", name="Add a setup").click()
-        _settle(page)
+        settle(page)
         assert any(h.startswith("■ Setup C") for h in _sidebar_headers(page))
         saved_before = page.locator("[data-testid='stMetric']").all_inner_texts()
         tokens = page.get_by_role("spinbutton", name="Min tokens").first
         tokens.fill("0")
         tokens.press("Enter")
-        _settle(page)
+        settle(page)
         assert page.locator("[data-testid='stMetric']").all_inner_texts() != saved_before
         points = _step_points(page)
         target = max(points)
@@ -168,14 +160,14 @@ def test_a_full_session_add_change_click_open_download_and_reload(browser, app_u
         point.scroll_into_view_if_needed()
         box = point.bounding_box()
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-        _settle(page)
+        settle(page)
         page.wait_for_function(
             "step => [...document.querySelectorAll('h3')].some(h => h.innerText.startsWith("
             "'What each setup sends at step ' + step))", arg=target, timeout=30_000)
         original = page.locator("[data-testid='stExpander'] summary").filter(has_text=re.compile("Original|Full message"))
         original.first.scroll_into_view_if_needed()
         original.first.click()
-        _settle(page)
+        settle(page)
         opened = page.locator("[data-testid='stExpander'] details[open] [data-testid='stCode']")
         assert opened.count() >= 1
         page.screenshot(path=str(ARTIFACTS / "app_1366x768_original.png"))
@@ -192,7 +184,7 @@ def test_a_full_session_add_change_click_open_download_and_reload(browser, app_u
         page.screenshot(path=str(ARTIFACTS / "app_1366x768_share.png"))
         assert "setups=" in page.url and "step=" in page.url
         page.reload()
-        _settle(page)
+        settle(page)
         page.wait_for_selector(f"{CHART} svg.marks g.mark-symbol path", timeout=STARTUP_SECONDS * 1000)
         assert any(h.startswith("■ Setup C") for h in _sidebar_headers(page))
         assert page.get_by_role("spinbutton", name="Min tokens").first.input_value() == "0"
@@ -201,14 +193,14 @@ def test_a_full_session_add_change_click_open_download_and_reload(browser, app_u
         if "COMPACTION_LAB_SAMPLES" not in samples_env:  # the tour needs the bundled samples
             page.get_by_role("button", name="Guided tour").click()
             page.get_by_role("button", name="A sliding window loses the task").click()
-            _settle(page)
+            settle(page)
             page.get_by_text("Lesson — A sliding window loses the task").wait_for(timeout=30_000)
             assert page.get_by_text("first user request lost").count() >= 1
             assert not any(h.startswith("■ Setup C") for h in _sidebar_headers(page))  # replaced by the lesson's
             page.screenshot(path=str(ARTIFACTS / "app_1366x768_tour.png"))
             page.keyboard.press("Escape")  # close the tour's popover
             page.get_by_role("button", name="Undo").click()  # the user's own setups come back
-            _settle(page)
+            settle(page)
             page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stSidebar] h2')]"
                                    ".some(h => h.innerText.startsWith('■ Setup C'))", timeout=30_000)
             assert page.get_by_role("spinbutton", name="Min tokens").first.input_value() == "0"
@@ -244,7 +236,7 @@ def test_hostile_log_text_renders_as_inert_text(browser, app_url: str, tmp_path:
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     try:
         page.goto(app_url)
-        _settle(page)
+        settle(page)
         upload = tmp_path / "hostile.json"
         upload.write_bytes(_hostile_log())
         page.locator("[data-testid='stSidebar'] input[type='file']").first.set_input_files(str(upload))
@@ -252,17 +244,17 @@ def test_hostile_log_text_renders_as_inert_text(browser, app_url: str, tmp_path:
         # wait for the sidebar's "What was read" to name the uploaded file, then for its chart
         page.locator("[data-testid='stSidebar']").get_by_text("uploaded file: hostile.json").first.wait_for(
             timeout=STARTUP_SECONDS * 1000)
-        _settle(page)
+        settle(page)
         page.wait_for_selector(f"{CHART} svg.marks", timeout=STARTUP_SECONDS * 1000)
         window = page.get_by_role("spinbutton", name="Context window (tokens)").first
         window.fill("8000")
         window.press("Enter")
-        _settle(page)
+        settle(page)
         page.locator("[data-testid='stButtonGroup'] button").filter(has_text="All messages").first.click()
-        _settle(page)
+        settle(page)
         for summary in page.locator("[data-testid='stExpander'] summary").all()[:6]:
             summary.click()
-        _settle(page)
+        settle(page)
         page.wait_for_timeout(500)
         assert dialogs == []
         injected = page.evaluate("""() => ({

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser_page import CHART
+from browser_page import settle
 from conftest import ROOT
 from conftest import STARTUP_SECONDS
 from conftest import real_log
@@ -22,9 +24,6 @@ from compaction.ui import source
 pytestmark = pytest.mark.browser
 
 ARTIFACTS = ROOT / "tests" / "artifacts"
-CHART = "[data-testid='stVegaLiteChart']"
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
-CONNECTED = "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
 CODEX = "codex-cli/AcidicSoil-codex-session-view__rollout-2025-11-17T15-30-28-019a93b9-f380-7600-98ff-940e6b99603c.jsonl"
 CLAUDE_CODE = "claude-code/marot-spotter__4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
 WIDTH, HEIGHT = 1366, 768
@@ -42,9 +41,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def _settle(page) -> None:
-    page.wait_for_timeout(300)
-    page.wait_for_selector(CONNECTED, timeout=STARTUP_SECONDS * 1000)
-    page.wait_for_selector(IDLE, timeout=STARTUP_SECONDS * 1000)
+    settle(page)
     page.wait_for_timeout(600)  # Vega draws after the script has finished
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from reported_usage import with_reported_totals
 
 import compaction
 from compaction.conversation import Conversation
@@ -42,9 +43,7 @@ def _turns(n: int, results: list[str] | None = None, xml: bool = False) -> list[
 
 def _conversation(messages: list[Message], totals: dict[int, int], others: int = 1_000) -> Conversation:
     """``totals``: the reported total of the k-th LLM call (0-based); every other call reports ``others``."""
-    calls = [i for i, m in enumerate(messages) if m.role == "assistant"]
-    usage = {i: Usage(input_tokens=totals.get(k, others) - 100, output_tokens=100) for k, i in enumerate(calls)}
-    return Conversation(tuple(messages), source=Source("cline"), usage=usage)
+    return with_reported_totals(messages, totals, "cline", 100, others)
 
 
 def _replay(conv: Conversation, window: int = 200_000):

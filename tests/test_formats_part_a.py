@@ -20,6 +20,9 @@ from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
+from reader_checks import assert_pairs
+from reader_checks import json_paths
+from reader_checks import roles
 
 import compaction
 from compaction.conversation import Image
@@ -68,23 +71,8 @@ def real_glob(folder: str, pattern: str) -> Path:
     return matches[0]
 
 
-def roles(conv: compaction.Conversation) -> str:
-    return "".join({"system": "S", "user": "U", "assistant": "A", "tool": "T"}[m.role] for m in conv.messages)
-
-
 def warning_lines(conv: compaction.Conversation) -> dict[int | None, str]:
     return {w.line: w.message for w in conv.warnings}
-
-
-def assert_pairs(conv: compaction.Conversation) -> None:
-    """Every tool message answers a call of an earlier assistant message (by id and name)."""
-    calls = {}
-    for m in conv.messages:
-        for c in m.tool_calls:
-            calls[c.id] = c
-        if m.tool_result is not None:
-            assert m.tool_result.call_id in calls, m.tool_result.call_id
-            assert calls[m.tool_result.call_id].name == m.tool_result.tool_name
 
 
 # ================================================================================================ Claude Code
@@ -676,20 +664,9 @@ _WRONG_VALUES = [None, 0, -1, 2.5, True, "", "x", [], {}, [None], {"type": "text
                  [{"type": "function_call"}], "attachment://missing"]
 
 
-def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
-    out = [prefix]
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += _paths(v, (*prefix, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value[:30]):
-            out += _paths(v, (*prefix, i))
-    return out
-
-
 def _mutate(value: Any, data: st.DataObject) -> Any:
     """Replace or delete one node of a JSON value (wrong types, missing keys)."""
-    paths = _paths(value)
+    paths = json_paths(value, per_list=30)
     path = data.draw(st.sampled_from(paths))
     if not path:
         return copy.deepcopy(data.draw(st.sampled_from(_WRONG_VALUES)))

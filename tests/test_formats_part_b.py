@@ -22,6 +22,9 @@ from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
+from reader_checks import assert_pairs
+from reader_checks import json_paths
+from reader_checks import roles
 
 import compaction
 from compaction.conversation import Usage
@@ -47,19 +50,9 @@ def load_value(value: Any, name: str = "mutated.json", **kwargs: Any) -> compact
     return compaction.load(json.dumps(value).encode(), name=name, **kwargs)
 
 
-def roles(conv: compaction.Conversation) -> str:
-    return "".join({"system": "S", "user": "U", "assistant": "A", "tool": "T"}[m.role] for m in conv.messages)
-
-
 def assert_calls_paired(conv: compaction.Conversation) -> None:
     """Every tool result answers an earlier call of the same name, and nothing is reported broken."""
-    calls = {}
-    for m in conv.messages:
-        for c in m.tool_calls:
-            calls[c.id] = c
-        if m.tool_result is not None:
-            assert m.tool_result.call_id in calls, m.tool_result
-            assert calls[m.tool_result.call_id].name == m.tool_result.tool_name
+    assert_pairs(conv)
     assert not [w for w in conv.warnings if "never answered" in w.message or "no earlier call" in w.message]
 
 
@@ -611,17 +604,6 @@ _JSON_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**12), st.f
                          st.text(max_size=12), st.just({}), st.just([]), st.just({"type": "text"}))
 
 
-def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
-    out = [prefix]
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += _paths(v, (*prefix, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out += _paths(v, (*prefix, i))
-    return out
-
-
 def _apply(value: Any, path: tuple, op: str, leaf: Any) -> Any:
     if not path:
         return leaf if op == "replace" else value
@@ -640,7 +622,7 @@ def _mutants(relative: str) -> st.SearchStrategy[bytes]:
     text = fixture(relative).read_text(encoding="utf-8")
     jsonl = relative.endswith(".jsonl")
     base = [json.loads(line) for line in text.splitlines()] if jsonl else json.loads(text)
-    paths = _paths(base)
+    paths = json_paths(base)
 
     @st.composite
     def mutate(draw: st.DrawFn) -> bytes:

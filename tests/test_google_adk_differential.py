@@ -20,9 +20,9 @@ from corpus import capped
 from corpus import real_conversations
 from oracle_env import oracle_python
 from oracle_env import run_oracle
+from summary_calls import recorded_summaries
 
 import compaction
-from compaction import summarizers
 from compaction.conversation import Conversation
 from compaction.conversation import Message
 from compaction.strategies._adk_session import message_parts
@@ -154,17 +154,8 @@ def driven() -> dict[str, list[tuple[Setup, compaction.Replay, list[tuple[str, s
     """Every log under every setup: our replay, the summaries it asked for (request transcript, text), and what
     the real Runner did (one oracle process for them all)."""
     python = oracle_python("google-adk-2.13.0", ADK)
-    calls: list[tuple[str, str]] = []
-    original = summarizers.ExtractiveSummarizer.text
-
-    def recording(self, request):
-        out = original(self, request)
-        calls.append((request.transcript, out))
-        return out
-
     runs = []
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(summarizers.ExtractiveSummarizer, "text", recording)
+    with recorded_summaries() as calls:
         for name, conv in LOGS:
             for setup in GRID:
                 params = params_for(conv, setup)

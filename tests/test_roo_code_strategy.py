@@ -8,13 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from reported_usage import with_reported_totals
 
 import compaction
 from compaction.conversation import Conversation
 from compaction.conversation import Message
 from compaction.conversation import Source
 from compaction.conversation import ToolCall
-from compaction.conversation import Usage
 from compaction.conversation import assistant
 from compaction.conversation import tool
 from compaction.conversation import user
@@ -34,9 +34,8 @@ def _turns(n: int, task: str = "<task>\nfix it\n</task>") -> list[Message]:
 
 
 def _conversation(messages: list[Message], totals: dict[int, int], others: int = 1_000) -> Conversation:
-    calls = [i for i, m in enumerate(messages) if m.role == "assistant"]
-    usage = {i: Usage(input_tokens=totals.get(k, others) - 50, output_tokens=50) for k, i in enumerate(calls)}
-    return Conversation(tuple(messages), source=Source("roo-code"), usage=usage)
+    """``totals``: the reported total of the k-th LLM call (0-based); every other call reports ``others``."""
+    return with_reported_totals(messages, totals, "roo-code", 50, others)
 
 
 def _last_message_tokens(messages: list[Message], call: int) -> int:

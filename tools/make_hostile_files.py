@@ -36,25 +36,24 @@ def eval_bomb(path: Path, megabytes: int = 900, level: int = 9) -> Path:
     return path
 
 
+#: the zip headers that declare a member's uncompressed size, local then central: (signature, offset of the name's
+#: length, offset of the name, offset of the uncompressed size)
+_ZIP_HEADERS = ((b"PK\x03\x04", 26, 30, 22), (b"PK\x01\x02", 28, 46, 24))
+
+
 def lying_eval_bomb(source: Path, path: Path, declared: int = 1024) -> Path:
     """A copy of ``source`` whose sample member's local and central headers declare ``declared`` uncompressed bytes
     (the data still inflates to the full size)."""
     data = bytearray(source.read_bytes())
     name = b"samples/1_epoch_1.json"
-    local = data.find(b"PK\x03\x04")
-    while local >= 0:
-        name_len = int.from_bytes(data[local + 26:local + 28], "little")
-        if data[local + 30:local + 30 + name_len] == name:
-            data[local + 22:local + 26] = declared.to_bytes(4, "little")
-            break
-        local = data.find(b"PK\x03\x04", local + 4)
-    central = data.find(b"PK\x01\x02")
-    while central >= 0:
-        name_len = int.from_bytes(data[central + 28:central + 30], "little")
-        if data[central + 46:central + 46 + name_len] == name:
-            data[central + 24:central + 28] = declared.to_bytes(4, "little")
-            break
-        central = data.find(b"PK\x01\x02", central + 4)
+    for signature, name_len_at, name_at, size_at in _ZIP_HEADERS:
+        header = data.find(signature)
+        while header >= 0:
+            name_len = int.from_bytes(data[header + name_len_at:header + name_len_at + 2], "little")
+            if data[header + name_at:header + name_at + name_len] == name:
+                data[header + size_at:header + size_at + 4] = declared.to_bytes(4, "little")
+                break
+            header = data.find(signature, header + 4)
     path.write_bytes(bytes(data))
     return path
 

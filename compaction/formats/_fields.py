@@ -8,9 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 from typing import Any
 
 from ..conversation import LoadWarning
+
+if TYPE_CHECKING:
+    from .base import Document
 
 
 def as_count(value: Any) -> int:
@@ -71,6 +75,40 @@ def first_misfit(items: list[Any], fits: Callable[[Any], bool], sample: int = 50
     head = items[:sample]
     misfits = [i for i, item in enumerate(head) if not fits(item)]
     return misfits[0] if len(misfits) * 2 > len(head) else None
+
+
+def misfit_reason(fits: Callable[[Any], bool], reason: str) -> Callable[[list[Any]], str | None]:
+    """For :func:`detect_json_items`: a check that gives ``reason`` formatted with the index :func:`first_misfit`
+    finds (``"message {} has no role"``), or None when the items mostly fit."""
+
+    def check(items: list[Any]) -> str | None:
+        misfit = first_misfit(items, fits)
+        return None if misfit is None else reason.format(misfit)
+
+    return check
+
+
+def detect_json_items(doc: Document, items_of: Callable[[Any], list[Any] | None], missing: str,
+                      check: Callable[[list[Any]], str | None]) -> str | None:
+    """For detection of a single JSON document that holds a list of items (messages, task results): None when
+    ``items_of`` finds a non-empty list in it and ``check`` finds no fault with its items, else why not (``missing``
+    when there is no list or it is empty)."""
+    if doc.kind != "json":
+        return "not a single JSON document"
+    items = items_of(doc.value)
+    if not items:
+        return missing
+    return check(items)
+
+
+def message_list(value: Any) -> list[Any] | None:
+    """The messages of a JSON value that is a list of them or an object with a ``messages`` list; None otherwise."""
+    if isinstance(value, list):
+        return value
+    if isinstance(value, Mapping) and isinstance(value.get("messages"), list):
+        messages: list[Any] = value["messages"]
+        return messages
+    return None
 
 
 #: the warning for a record whose nesting is too deep to walk (it costs only itself)

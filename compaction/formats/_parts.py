@@ -32,6 +32,16 @@ class Parts:
         self.images += other.images
         self.files += other.files
 
+    def attach(self, media: Image | File | None) -> bool:
+        """Keep an image or file part; False when ``media`` is neither (nothing is kept)."""
+        if isinstance(media, Image):
+            self.images.append(media)
+        elif isinstance(media, File):
+            self.files.append(media)
+        else:
+            return False
+        return True
+
     @property
     def has_content(self) -> bool:
         return bool(self.texts or self.reasoning or self.tool_calls or self.images or self.files)

@@ -1,5 +1,6 @@
 """A conversation as a reader assembles it message by message: usage per LLM call, the log's own compactions and
-their summaries, warnings, and the model most calls used. Shared by the agent-SDK readers (Pydantic AI, Google ADK)."""
+their summaries, warnings, and the model most calls used. Shared by the agent-SDK readers (Pydantic AI, Google ADK)
+and OpenCode."""
 
 from __future__ import annotations
 
@@ -67,6 +68,11 @@ class Transcript:
             self.add(Message("user", (summary,), meta={**(meta or {}), "log_compaction_summary": True}))
             self.summaries.add(index)
 
+    @property
+    def model(self) -> str | None:
+        """The model most calls used (None when no call named one)."""
+        return self.models.most_common(1)[0][0] if self.models else None
+
     def warn(self, message: str, line: int | None = None, field_name: str | None = None) -> None:
         self.warnings.append(LoadWarning(message, line=line, field=field_name))
 
@@ -74,12 +80,22 @@ class Transcript:
                      tools: Iterable[ToolSchema] = (), warnings: Iterable[LoadWarning] = (),
                      agent_version: str | None = None, meta: Mapping[str, Any] | None = None) -> Conversation:
         """The conversation read so far; file-level ``warnings`` come first."""
-        model = self.models.most_common(1)[0][0] if self.models else None
         all_warnings = (*warnings, *self.warnings, *structural_warnings(self.messages))
-        source = Source(format_name, path, conversation_id, all_warnings, model=model, agent_version=agent_version,
+        source = Source(format_name, path, conversation_id, all_warnings, model=self.model, agent_version=agent_version,
                         meta=dict(meta or {}))
         return Conversation(tuple(self.messages), tuple(tools), source, usage=dict(self.usage),
                             events=tuple(self.events), log_summary_indices=frozenset(self.summaries))
+
+
+def append_read(messages: list[Message], usage: dict[int, Usage], read: tuple[Message, Usage | None] | None) -> None:
+    """Append a message a reader read, with the usage its LLM call reported keyed by its index (nothing when the
+    reader skipped it: ``read`` is None)."""
+    if read is None:
+        return
+    message, reported = read
+    if reported is not None:
+        usage[len(messages)] = reported
+    messages.append(message)
 
 
 def json_text(value: Any) -> str:

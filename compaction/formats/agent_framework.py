@@ -20,6 +20,8 @@ from ..conversation import ToolResult
 from ..conversation import structural_warnings
 from ..errors import LoadError
 from ._fields import as_id
+from ._fields import detect_json_items
+from ._fields import message_list
 from ._fields import type_name
 from .base import Document
 from .base import FormatInfo
@@ -81,25 +83,15 @@ def write(conv: Conversation) -> list[dict[str, Any]]:
     return [message_to_maf(m, i) for i, m in enumerate(conv.messages)]
 
 
-def _messages(value: Any) -> list[Any] | None:
-    if isinstance(value, list):
-        return value
-    if isinstance(value, Mapping) and isinstance(value.get("messages"), list):
-        messages: list[Any] = value["messages"]
-        return messages
-    return None
-
-
-def detect(doc: Document) -> str | None:
-    if doc.kind != "json":
-        return "not a single JSON document"
-    messages = _messages(doc.value)
-    if not messages:
-        return "no list of messages"
+def _first_without_contents(messages: list[Any]) -> str | None:
     for i, m in enumerate(messages[:50]):
         if not isinstance(m, Mapping) or not isinstance(m.get("contents"), list):
             return f"message {i} has no 'contents' list (Agent Framework Message.to_dict)"
     return None
+
+
+def detect(doc: Document) -> str | None:
+    return detect_json_items(doc, message_list, "no list of messages", _first_without_contents)
 
 
 def _read_one(raw: Mapping[str, Any], i: int, calls: dict[str, ToolCall], warnings: list[LoadWarning]) -> list[Message]:
@@ -160,7 +152,7 @@ def _read_one(raw: Mapping[str, Any], i: int, calls: dict[str, ToolCall], warnin
 
 
 def read(doc: Document) -> list[Conversation]:
-    raw = _messages(doc.value)
+    raw = message_list(doc.value)
     if raw is None:
         raise LoadError(doc.path, "expected a list of Agent Framework messages", field="messages")
     warnings: list[LoadWarning] = []

@@ -434,12 +434,16 @@ _SHARED_LEAVES_OUT = (
     "(asks, says, partial streams), costs (summed into meta only) and usage of requests that produced no response. "
     "A replay starts from the whole history the file keeps, truncated or condensed messages included.")
 
-register_format(FormatInfo(
-    name=CLINE,
-    title=TITLES[CLINE],
-    detect=_detector(CLINE),
-    read=_reader(CLINE),
-    read_folder=_folder_reader(CLINE),
+
+def _register(flavor: str, description: str, reads: str, leaves_out: str) -> None:
+    """Register the reader of one flavor of task folder (Cline or Roo Code)."""
+    register_format(FormatInfo(name=flavor, title=TITLES[flavor], detect=_detector(flavor), read=_reader(flavor),
+                               read_folder=_folder_reader(flavor), description=description, reads=reads,
+                               leaves_out=leaves_out))
+
+
+_register(
+    CLINE,
     description="Cline task folders (api_conversation_history.json with ui_messages.json, task_metadata.json, "
     "context_history.json): XML or native tool calls, '[tool for …] Result:' text results, usage per call, "
     "summarize_task/condense and truncation events.",
@@ -451,13 +455,9 @@ register_format(FormatInfo(
     "condense calls as condense events, changes of conversationHistoryDeletedRange (and context_history.json's "
     "truncation notice) as truncations, its duplicate-file-read notices as masking with the calls cleared.",
     leaves_out=_SHARED_LEAVES_OUT + " Focus-chain files and subagent usage records are not read.",
-))
-register_format(FormatInfo(
-    name=ROO,
-    title=TITLES[ROO],
-    detect=_detector(ROO),
-    read=_reader(ROO),
-    read_folder=_folder_reader(ROO),
+)
+_register(
+    ROO,
     description="Roo Code task folders (api_conversation_history.json with ui_messages.json, history_item.json): "
     "native or XML tool calls, usage per call, condense summaries and sliding-window truncation markers as events.",
     reads="api_conversation_history.json as Anthropic messages (reasoning blocks as reasoning; XML calls and "
@@ -468,4 +468,4 @@ register_format(FormatInfo(
     "records), both left out of replays as the log's own compaction; condenseParent / truncationParent kept in meta; "
     "history_item.json's id, parent task and mode.",
     leaves_out=_SHARED_LEAVES_OUT + " Roo's thought signatures (provider data, not content) are dropped.",
-))
+)

@@ -172,14 +172,19 @@ class _Session:
                 if isinstance(field_of(compaction, k), (int, float))}
         self.out.log_compaction("\n".join(texts) or None, {**meta, **span})
 
+    def part_objects(self, parts: list[Any], where: str, line: int | None) -> Iterator[tuple[str, Mapping[str, Any]]]:
+        """The parts of one event's content that are objects, each with where it is; a warning for each other."""
+        for i, part in enumerate(parts):
+            if isinstance(part, Mapping):
+                yield f"{where} part {i}", part
+            else:
+                self.out.warn(f"{where} part {i}: skipped, expected an object, got {type_name(part)}", line)
+
     def model_event(self, event: Mapping[str, Any], parts: list[Any], where: str, line: int | None,
                     meta: dict[str, Any]) -> None:
         p = Parts()
-        for i, part in enumerate(parts):
-            if not isinstance(part, Mapping):
-                self.out.warn(f"{where} part {i}: skipped, expected an object, got {type_name(part)}", line)
-                continue
-            self.model_part(part, f"{where} part {i}", line, p)
+        for part_where, part in self.part_objects(parts, where, line):
+            self.model_part(part, part_where, line, p)
         if not p.has_content:
             return
         model = as_text(field_of(event, "model_version"))
@@ -207,18 +212,11 @@ class _Session:
         elif any(isinstance(field_of(part, key), Mapping) for key in _CODE_PARTS):
             p.texts.append(_code_text(part))
         else:
-            blob = _blob(part)
-            if isinstance(blob, Image):
-                p.images.append(blob)
-            elif isinstance(blob, File):
-                p.files.append(blob)
+            p.attach(_blob(part))
 
     def user_event(self, parts: list[Any], where: str, line: int | None, meta: dict[str, Any]) -> None:
         p = Parts()
-        for i, part in enumerate(parts):
-            if not isinstance(part, Mapping):
-                self.out.warn(f"{where} part {i}: skipped, expected an object, got {type_name(part)}", line)
-                continue
+        for _, part in self.part_objects(parts, where, line):
             response = field_of(part, "function_response")
             text = as_text(part.get("text"))
             if isinstance(response, Mapping):
@@ -228,14 +226,8 @@ class _Session:
             elif text is not None:
                 if text:
                     p.texts.append(text)
-            else:
-                blob = _blob(part)
-                if isinstance(blob, Image):
-                    p.images.append(blob)
-                elif isinstance(blob, File):
-                    p.files.append(blob)
-                elif any(isinstance(field_of(part, key), Mapping) for key in _CODE_PARTS):
-                    p.texts.append(_code_text(part))
+            elif not p.attach(_blob(part)) and any(isinstance(field_of(part, key), Mapping) for key in _CODE_PARTS):
+                p.texts.append(_code_text(part))
         if p.has_content:
             self.out.add(Message("user", tuple(p.texts), images=tuple(p.images), files=tuple(p.files), meta=meta))
 

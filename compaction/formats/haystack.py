@@ -24,7 +24,9 @@ from ..errors import LoadError
 from ._fields import FieldError
 from ._fields import as_id
 from ._fields import as_mapping
+from ._fields import detect_json_items
 from ._fields import expect_object
+from ._fields import message_list
 from ._fields import type_name
 from ._parts import Parts
 from .base import Document
@@ -41,25 +43,15 @@ def _fields(m: Mapping[str, Any]) -> tuple[Any, Any, Any, Any]:
     return m.get("role"), m.get("content"), m.get("name"), m.get("meta") or {}
 
 
-def _messages(value: Any) -> list[Any] | None:
-    if isinstance(value, list):
-        return value
-    if isinstance(value, Mapping) and isinstance(value.get("messages"), list):
-        messages: list[Any] = value["messages"]
-        return messages
-    return None
-
-
 def _is_haystack_part(part: Any) -> bool:
     return isinstance(part, Mapping) and "type" not in part and any(k in part for k in _PART_KEYS + ("tool_name",))
 
 
 def detect(doc: Document) -> str | None:
-    if doc.kind != "json":
-        return "not a single JSON document"
-    messages = _messages(doc.value)
-    if not messages:
-        return "no list of messages"
+    return detect_json_items(doc, message_list, "no list of messages", _not_haystack)
+
+
+def _not_haystack(messages: list[Any]) -> str | None:
     marker = False
     for i, m in enumerate(messages[:50]):
         if not isinstance(m, Mapping):
@@ -185,7 +177,7 @@ def read_message(raw: Mapping[str, Any], where: str, warnings: list[LoadWarning]
 
 
 def read(doc: Document) -> list[Conversation]:
-    raw = _messages(doc.value)
+    raw = message_list(doc.value)
     if raw is None:
         raise LoadError(doc.path, "expected a list of ChatMessage dicts", field="messages")
     warnings: list[LoadWarning] = []

@@ -39,8 +39,11 @@ from ..errors import LoadError
 from ._fields import as_count
 from ._fields import as_mapping
 from ._fields import as_text
-from ._fields import first_misfit
+from ._fields import detect_json_items
+from ._fields import message_list
+from ._fields import misfit_reason
 from ._fields import type_name
+from ._transcript import append_read
 from .base import Document
 from .base import FormatInfo
 from .base import register_format
@@ -76,12 +79,10 @@ def _kind_and_fields(item: Any) -> tuple[str, Mapping[str, Any]] | None:
 
 
 def _message_list(value: Any) -> list[Any] | None:
-    if isinstance(value, list):
-        return value
+    messages = message_list(value)
+    if messages is not None:
+        return messages
     if isinstance(value, Mapping):
-        if isinstance(value.get("messages"), list):
-            messages: list[Any] = value["messages"]
-            return messages
         kwargs = as_mapping(value.get("kwargs"))
         if value.get("lc") == 1 and isinstance(kwargs.get("messages"), list):
             constructed: list[Any] = kwargs["messages"]
@@ -91,15 +92,9 @@ def _message_list(value: Any) -> list[Any] | None:
 
 def detect(doc: Document) -> str | None:
     """None when ``doc`` is a LangChain message list, else why not."""
-    if doc.kind != "json":
-        return "not a single JSON document"
-    items = _message_list(doc.value)
-    if not items:
-        return "no list of LangChain messages"
-    misfit = first_misfit(items, lambda item: _kind_and_fields(item) is not None)
-    if misfit is not None:
-        return f"message {misfit} is neither a messages_to_dict {{type, data}} entry nor a dumpd message"
-    return None
+    return detect_json_items(doc, _message_list, "no list of LangChain messages", misfit_reason(
+        lambda item: _kind_and_fields(item) is not None,
+        "message {} is neither a messages_to_dict {{type, data}} entry nor a dumpd message"))
 
 
 # --------------------------------------------------------------------------------------------------- content
@@ -298,13 +293,7 @@ def read(doc: Document) -> list[Conversation]:
                    else "neither {type, data} nor a dumpd message constructor")
             reader.warnings.append(LoadWarning(f"{where}: skipped, {why}", field="type"))
             continue
-        read_one = reader.message(*found, where)
-        if read_one is None:
-            continue
-        message, reported = read_one
-        if reported is not None:
-            usage[len(messages)] = reported
-        messages.append(message)
+        append_read(messages, usage, reader.message(*found, where))
     warnings = reader.warnings + structural_warnings(messages)
     return [Conversation(tuple(messages), (), Source("langchain", doc.path, "0", tuple(warnings)), usage=usage)]
 

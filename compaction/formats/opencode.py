@@ -29,7 +29,6 @@ The system prompt and tool schemas are built by OpenCode at each call and not st
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -57,6 +56,7 @@ from ._fields import optional_count
 from ._fields import type_name
 from ._opencode_storage import SessionRecord
 from ._opencode_storage import read_store
+from ._transcript import Transcript
 from .base import Document
 from .base import FormatInfo
 from .base import register_format
@@ -72,15 +72,9 @@ ABORTED = "MessageAbortedError"
 
 
 @dataclass
-class _Builder:
+class _Builder(Transcript):
     """The messages of one session as they are read."""
 
-    messages: list[Message] = field(default_factory=list)
-    usage: dict[int, Usage] = field(default_factory=dict)
-    events: list[LogEvent] = field(default_factory=list)
-    summaries: set[int] = field(default_factory=set)
-    warnings: list[LoadWarning] = field(default_factory=list)
-    models: Counter[str] = field(default_factory=Counter)
     #: (compacted timestamp, call id) of every pruned tool output
     cleared: list[tuple[float, str]] = field(default_factory=list)
     #: message id -> index of the compaction request (user message with a compaction part)
@@ -88,10 +82,9 @@ class _Builder:
     created: list[float | None] = field(default_factory=list)  # per message, for placing pruning events
     errors: int = 0
 
-    def add(self, message: Message, created: float | None) -> int:
-        self.messages.append(message)
+    def add(self, message: Message, created: float | None = None) -> int:
         self.created.append(created)
-        return len(self.messages) - 1
+        return super().add(message)
 
 
 def convert(record: SessionRecord, path: str | None) -> Conversation:
@@ -122,11 +115,10 @@ def convert(record: SessionRecord, path: str | None) -> Conversation:
                                             "skipped: OpenCode does not send them again", field="info.error"))
     events = sorted([*builder.events, *_pruning_events(builder)], key=lambda e: e.message_index)
     info = record.info
-    model = builder.models.most_common(1)[0][0] if builder.models else None
     meta = {key: info[key] for key in ("title", "directory", "agent") if isinstance(info.get(key), str)}
     source = Source("opencode", path, record.id, (*builder.warnings, *structural_warnings(builder.messages)),
-                    model=model, agent_version=as_text(info.get("version")), parent=as_text(info.get("parentID")),
-                    parent_call_id=record.parent_call_id, meta=meta)
+                    model=builder.model, agent_version=as_text(info.get("version")),
+                    parent=as_text(info.get("parentID")), parent_call_id=record.parent_call_id, meta=meta)
     return Conversation(tuple(builder.messages), (), source, usage=builder.usage, events=tuple(events),
                         log_summary_indices=frozenset(builder.summaries))
 

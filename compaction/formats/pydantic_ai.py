@@ -117,11 +117,7 @@ def _user_parts(content: Any, where: str, warnings: list[LoadWarning]) -> Parts:
         media = _media(item) if text is None else None
         if text is not None:
             parts.texts.append(text)
-        elif isinstance(media, Image):
-            parts.images.append(media)
-        elif isinstance(media, File):
-            parts.files.append(media)
-        else:
+        elif not parts.attach(media):
             warnings.append(LoadWarning(f"{where}: user content item of kind {item.get('kind')!r} kept as JSON text",
                                         field="content"))
             parts.texts.append(json_text(item))

@@ -40,8 +40,11 @@ from ..conversation import structural_warnings
 from ..errors import LoadError
 from ._fields import as_mapping
 from ._fields import as_text
+from ._fields import detect_json_items
 from ._fields import first_misfit
+from ._fields import misfit_reason
 from ._fields import type_name
+from ._transcript import append_read
 from .base import Document
 from .base import FormatInfo
 from .base import register_format
@@ -86,16 +89,10 @@ def _results(value: Any) -> list[Any] | None:
 
 def detect_tau(doc: Document) -> str | None:
     """None when ``doc`` holds tau-bench task results, else why not."""
-    if doc.kind != "json":
-        return "not a single JSON document"
-    results = _results(doc.value)
-    if not results:
-        return "no task result (an object, or a list of objects, with 'task_id' and a 'traj' list)"
-    misfit = first_misfit(results, lambda r: isinstance(r, Mapping) and "task_id" in r
-                          and isinstance(r.get("traj"), list))
-    if misfit is not None:
-        return f"result {misfit} has no 'task_id' and 'traj' list"
-    return None
+    return detect_json_items(
+        doc, _results, "no task result (an object, or a list of objects, with 'task_id' and a 'traj' list)",
+        misfit_reason(lambda r: isinstance(r, Mapping) and "task_id" in r and isinstance(r.get("traj"), list),
+                      "result {} has no 'task_id' and 'traj' list"))
 
 
 def read_tau(doc: Document) -> list[Conversation]:
@@ -231,13 +228,7 @@ def _tau2_conversation(sim: Mapping[str, Any], cid: str, system: Message | None,
         if not isinstance(raw, Mapping):
             warnings.append(LoadWarning(f"{where}: skipped, expected an object, got {type_name(raw)}"))
             continue
-        read = _tau2_message(raw, where, calls, warnings)
-        if read is None:
-            continue
-        message, reported = read
-        if reported is not None:
-            usage[len(messages)] = reported
-        messages.append(message)
+        append_read(messages, usage, _tau2_message(raw, where, calls, warnings))
     warnings += structural_warnings(messages)
     return Conversation(tuple(messages), tuple(tools), Source("tau2-bench", path, cid, tuple(warnings)), usage=usage)
 
