@@ -136,15 +136,15 @@ class RecomputedContextEditing(langchain.ClearToolUsesRunner):
             ai = next((j for j in range(i - 1, -1, -1) if state[j].message.role == "assistant"), None)
             if ai is None:
                 continue
-            result = message.tool_result
-            call = next((c for c in state[ai].message.tool_calls if c.id == result.call_id), None)
+            call_id = message.tool_result.call_id or ""  # a ToolMessage's tool_call_id is a string
+            call = next((c for c in state[ai].message.tool_calls if c.id == call_id), None)
             if call is None or (message.name or call.name) in self.exclude_tools:
                 continue
             state[i] = self.edited(original_state[i], "cleared", self.cleared, mark="placeholder")
             cleared += 1
             if self.clear_inputs:
                 ids = cleared_inputs.setdefault(ai, [])
-                ids.append(result.call_id)
+                ids.append(call_id)
                 state[ai] = self.edited(original_state[ai], "inputs:" + ",".join(sorted(ids)),
                                         lambda m, ids=tuple(ids): langchain._clear_inputs(m, ids),
                                         mark="inputs-cleared")
