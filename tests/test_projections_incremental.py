@@ -31,7 +31,6 @@ from compaction.conversation import user
 from compaction.formats import LoadError
 from compaction.formats import load_all_conversations
 from compaction.history import Entry
-from compaction.history import inserted
 from compaction.history import original
 from compaction.strategies import RunContext
 from compaction.strategies import anthropic
@@ -178,20 +177,7 @@ class RecomputedRecentEvents(openhands.RecentEvents):
         chosen = head + tail
         if chosen == positions:
             return Decision()
-        out: list[Entry] = []
-        seen: set[int] = set()
-        duplicates = 0
-        for i in chosen:
-            if i in seen:
-                out.append(inserted(stored[i].message, "reinserted", [stored[i]], duplicate=True))
-                duplicates += 1
-            else:
-                out.append(stored[i])
-                seen.add(i)
-        note = f"kept {len(seen)} of {plural(len(stored), 'event')}"
-        if duplicates:
-            note += f"; {plural(duplicates, 'event')} sent twice (head and tail overlap)"
-        return Decision(out, True, note)
+        return openhands.send_events(stored, chosen)
 
 
 def observation_positions(entries: Sequence[Entry]) -> list[int]:
