@@ -11,6 +11,7 @@ from __future__ import annotations
 from abc import ABC
 from abc import abstractmethod
 from collections.abc import Callable
+from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -488,6 +489,18 @@ class DotnetStrategy(ABC):
     def compact_core(self, index: MessageIndex) -> tuple[bool, str]:
         """Compact an index whose trigger fired: (changed, note)."""
 
+    def exclude_oldest(self, index: MessageIndex, batches: Iterable[Sequence[Group]], limit: int, reason: str) -> int:
+        """Exclude the groups of ``batches`` (oldest first) a batch at a time, at most ``limit`` batches, until the
+        target holds: how many batches were excluded."""
+        removed = 0
+        for groups in islice(batches, limit):
+            for group in groups:
+                index.exclude(group, reason)
+            removed += 1
+            if self.target(index):
+                break
+        return removed
+
 
 class ToolResultCompaction(DotnetStrategy):
     """``ToolResultCompactionStrategy(trigger, minimumPreservedGroups=16, target)``."""
@@ -658,12 +671,7 @@ class TruncationCompaction(DotnetStrategy):
         removable = index.included_non_system_groups - self.minimum_preserved_groups
         if removable <= 0:
             return False, f"declined: only the {self.minimum_preserved_groups} preserved groups are included"
-        removed = 0
-        for group in islice(index.oldest_included(), removable):
-            index.exclude(group, self.REASON)
-            removed += 1
-            if self.target(index):
-                break
+        removed = self.exclude_oldest(index, ([group] for group in index.oldest_included()), removable, self.REASON)
         return True, f"truncated the {removed} oldest group{'s' if removed != 1 else ''}"
 
 
@@ -685,13 +693,7 @@ class SlidingWindowCompaction(DotnetStrategy):
         removable = index.included_turns - keep
         if removable <= 0:
             return False, "declined: every included turn is protected"
-        removed = 0
-        for groups in islice(index.included_turns_oldest_first(), removable):
-            for group in groups:
-                index.exclude(group, self.REASON)
-            removed += 1
-            if self.target(index):
-                break
+        removed = self.exclude_oldest(index, index.included_turns_oldest_first(), removable, self.REASON)
         return True, f"excluded the {removed} oldest user turn{'s' if removed != 1 else ''}"
 
 
