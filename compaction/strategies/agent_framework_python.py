@@ -583,16 +583,17 @@ class History:
         return any(c.key < first_key for r in self.records[start:] for c in r.candidates)
 
     def _start_of_group_before(self, index: int) -> int:
-        if index <= 0:
-            return 0
+        return 0 if index <= 0 else self._start_of_group(index - 1)
+
+    def _start_of_group(self, index: int) -> int:
+        """Where the group of ``records[index]`` starts (``index`` itself when it has none)."""
         recs = self.records
-        previous = index - 1
-        gid = recs[previous].group_id
+        gid = recs[index].group_id
         if gid is None:
-            return previous
-        while previous > 0 and recs[previous - 1].group_id == gid:
-            previous -= 1
-        return previous
+            return index
+        while index > 0 and recs[index - 1].group_id == gid:
+            index -= 1
+        return index
 
     def _widen_to_declarations(self, start: int) -> int:
         """Back to the earliest call (and its group's start) that a result in the slice may link to."""
@@ -601,14 +602,7 @@ class History:
         matching = [c for r in recs[start:] for c in r.candidates if c.key < first_key]
         if not matching:
             return start
-        earliest = min(matching, key=_ORDER)
-        index = self.position(earliest)
-        gid = earliest.group_id
-        if gid is None:
-            return index
-        while index > 0 and recs[index - 1].group_id == gid:
-            index -= 1
-        return index
+        return self._start_of_group(self.position(min(matching, key=_ORDER)))
 
     def _assign_ids(self, start: int) -> None:
         """Missing ids become ``msg_<absolute index>``; on collision the next free number from the slice's end."""
