@@ -44,8 +44,10 @@ from ._nesting import NestedStrategy
 from ._nesting import describe
 from ._nesting import inserted_entry
 from ._nesting import make_nested
+from ._nesting import native_child_values
 from ._nesting import native_name
 from .agent_framework import parse_pipeline
+from .agent_framework import register_specs
 from .base import SUMMARIZER_PARAMS
 from .base import CallOutcome
 from .base import ChangeMark
@@ -53,8 +55,6 @@ from .base import Param
 from .base import Policy
 from .base import RunContext
 from .base import Runner
-from .base import StrategyInfo
-from .base import register
 
 if TYPE_CHECKING:
     from ..summarizers import Summarizer
@@ -1407,14 +1407,9 @@ def _make_token_budget(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[
             children.append(NestedPythonChild(make_nested(name, args, shared, ctx,
                                                           f"strategies child {position} ({name})")))
             continue
-        name = short
-        info = get_strategy(f"agent_framework_python.{name}")
-        inherited = {k: v for k, v in shared.items() if k in {q.name for q in info.params} and k not in args}
-        try:
-            values = info.resolve_params({**inherited, **args})
-        except ValueError as exc:
-            raise ValueError(f"strategies child {position} ({name}): {exc}") from None
-        children.append(CHILDREN[name](values, ctx)[0])
+        values = native_child_values(get_strategy(f"agent_framework_python.{short}"), args, shared,
+                                     f"strategies child {position} ({short})")
+        children.append(CHILDREN[short](values, ctx)[0])
     return TokenBudgetComposedStrategy(budget, children, p["early_stop"]), {"trigger": budget}
 
 
@@ -1518,16 +1513,4 @@ SPECS: tuple[tuple[str, str, str, tuple[Param, ...], StrategyMaker, Policy, str]
      _make_context_window, "window", "contextwindowcompactionstrategy"),
 )
 
-for _name, _title, _summary, _params, _make, _policy, _doc in SPECS:
-    register(
-        StrategyInfo(
-            name=f"agent_framework_python.{_name}",
-            family="agent_framework_python",
-            title=f"Agent Framework (Python) · {_title}",
-            summary=_summary,
-            params=_params,
-            build=_builder(_make),
-            policy=_policy,
-            docs_url=f"{DOCS}.{_doc}",
-        )
-    )
+register_specs(SPECS, "agent_framework_python", "Agent Framework (Python)", DOCS, _builder)
