@@ -306,23 +306,7 @@ class Replay:
         """One row per LLM call (pandas DataFrame)."""
         import pandas as pd
 
-        return pd.DataFrame(
-            [
-                {
-                    "step": s.step,
-                    "message_index": s.message_index,
-                    "tokens_uncompacted": s.tokens_uncompacted,
-                    "tokens_before": s.tokens_before,
-                    "tokens_sent": s.tokens_sent,
-                    "triggered": s.triggered,
-                    "compacted": s.compacted,
-                    "declined": s.declined,
-                    "target": s.target,
-                    "note": s.note,
-                }
-                for s in self.steps
-            ]
-        )
+        return pd.DataFrame([_step_fields(s) for s in self.steps])
 
     def __repr__(self) -> str:
         s = self.summary()
@@ -341,21 +325,21 @@ class Replay:
         return html_table(rows, self.strategy.title)
 
 
+#: what a step is, in the order its JSON and the replay's frame list it
+STEP_FIELDS = ("step", "message_index", "tokens_uncompacted", "tokens_before", "tokens_sent", "triggered", "compacted",
+               "declined", "target", "note")
+
+
+def _step_fields(s: Step) -> dict[str, Any]:
+    return {name: getattr(s, name) for name in STEP_FIELDS}
+
+
 def _step_json(s: Step, fates: Mapping[int, Fate], inserted_sent: int) -> dict[str, Any]:
     grouped: dict[str, list[int]] = {"pruned": [], "collapsed": [], "dropped": []}
     for i, fate in sorted(fates.items()):
         grouped[fate].append(i)
     return {
-        "step": s.step,
-        "message_index": s.message_index,
-        "tokens_uncompacted": s.tokens_uncompacted,
-        "tokens_before": s.tokens_before,
-        "tokens_sent": s.tokens_sent,
-        "triggered": s.triggered,
-        "compacted": s.compacted,
-        "declined": s.declined,
-        "target": s.target,
-        "note": s.note,
+        **_step_fields(s),
         "fates": grouped,
         "inserted": inserted_sent,
         "model_calls": [dict(c) for c in s.model_calls],
@@ -425,6 +409,15 @@ def original_entries(conversation: Conversation) -> tuple[Entry, ...]:
         original(m, i) for i, m in enumerate(conversation.messages)))
 
 
+def setup_arguments(setup: Setup, params: Mapping[str, Any] | None,
+                    call: str) -> tuple[str, Mapping[str, Any], str, int | None, float, float]:
+    """What a call given ``setup`` runs with, as its keyword form spells it: strategy, params, counter,
+    context_window, compact_at, compact_to. ``params`` given with a setup are a ``ConfigError`` naming ``call``."""
+    if params is not None:
+        raise ConfigError(f"{call} takes its parameters from the setup, not from params=")
+    return setup.strategy, setup.params, setup.counter, setup.context_window, setup.compact_at, setup.compact_to
+
+
 def replay(
     conversation: Conversation,
     strategy: str | StrategyInfo | Setup,
@@ -460,11 +453,8 @@ def replay(
     from .setups import Setup  # the setup module builds on this one
 
     if isinstance(strategy, Setup):
-        if params is not None:
-            raise ConfigError("replay(conversation, setup) takes its parameters from the setup, not from params=")
-        setup = strategy
-        strategy, params, counter = setup.strategy, setup.params, setup.counter
-        context_window, compact_at, compact_to = setup.context_window, setup.compact_at, setup.compact_to
+        strategy, params, counter, context_window, compact_at, compact_to = setup_arguments(
+            strategy, params, "replay(conversation, setup)")
     window_source = "explicit"
     if context_window is None:
         resolved = resolve_context_window(conversation)

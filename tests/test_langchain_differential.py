@@ -464,6 +464,31 @@ def test_context_editing_matches_the_middleware_call_by_call(path, settings):
         assert any(s.compacted for s in rep.steps)
 
 
+def _id_less_log(call_id: str | None, result_id: str | None) -> Conversation:
+    """Each AI message calls ``read`` with ``call_id`` (None: the log gave none) and ``grep`` with an id; the read
+    result carries ``result_id``."""
+    messages: list[Message] = [user_message("go")]
+    for i in range(6):
+        messages.append(assistant(None, (ToolCall(call_id, "read", {"path": f"f{i}.py"}),
+                                         ToolCall(f"k{i}", "grep", {"q": i}))))
+        messages += [tool(ToolCall(result_id, "read"), "x " * 300), tool(ToolCall(f"k{i}", "grep"), "y " * 300)]
+    messages.append(assistant("done"))
+    return Conversation(tuple(messages))
+
+
+@pytest.mark.parametrize("clear_inputs", [False, True])
+@pytest.mark.parametrize("ids", [(None, None), ("", None), (None, ""), ("", "")], ids=repr)
+def test_context_editing_matches_the_middleware_on_calls_without_ids(ids, clear_inputs):
+    """A result the log gave no id is a ToolMessage with tool_call_id "": the edit finds no call with that id among
+    the AI message's (None) and leaves it, while the calls with ids next to it are cleared as usual."""
+    conv = _id_less_log(*ids)
+    settings = {"trigger": 500, "keep": 1, "clear_tool_inputs": clear_inputs}
+    rep = compaction.replay(conv, "langchain.context_editing", settings)
+    calls = drive_langchain_middleware(conv, ContextEditingMiddleware(edits=[ClearToolUsesEdit(**settings)]))
+    assert_same_calls(rep, calls)
+    assert any(s.compacted for s in rep.steps)
+
+
 # ================================================================================================= a real agent run
 @lc_tool
 def read_file(path: str) -> str:

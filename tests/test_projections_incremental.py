@@ -31,7 +31,6 @@ from compaction.conversation import user
 from compaction.formats import LoadError
 from compaction.formats import load_all_conversations
 from compaction.history import Entry
-from compaction.history import inserted
 from compaction.history import original
 from compaction.strategies import RunContext
 from compaction.strategies import anthropic
@@ -136,15 +135,15 @@ class RecomputedContextEditing(langchain.ClearToolUsesRunner):
             ai = next((j for j in range(i - 1, -1, -1) if state[j].message.role == "assistant"), None)
             if ai is None:
                 continue
-            result = message.tool_result
-            call = next((c for c in state[ai].message.tool_calls if c.id == result.call_id), None)
+            call_id = message.tool_result.call_id or ""  # a ToolMessage's tool_call_id is a string
+            call = next((c for c in state[ai].message.tool_calls if c.id == call_id), None)
             if call is None or (message.name or call.name) in self.exclude_tools:
                 continue
             state[i] = self.edited(original_state[i], "cleared", self.cleared, mark="placeholder")
             cleared += 1
             if self.clear_inputs:
                 ids = cleared_inputs.setdefault(ai, [])
-                ids.append(result.call_id)
+                ids.append(call_id)
                 state[ai] = self.edited(original_state[ai], "inputs:" + ",".join(sorted(ids)),
                                         lambda m, ids=tuple(ids): langchain._clear_inputs(m, ids),
                                         mark="inputs-cleared")
@@ -178,20 +177,7 @@ class RecomputedRecentEvents(openhands.RecentEvents):
         chosen = head + tail
         if chosen == positions:
             return Decision()
-        out: list[Entry] = []
-        seen: set[int] = set()
-        duplicates = 0
-        for i in chosen:
-            if i in seen:
-                out.append(inserted(stored[i].message, "reinserted", [stored[i]], duplicate=True))
-                duplicates += 1
-            else:
-                out.append(stored[i])
-                seen.add(i)
-        note = f"kept {len(seen)} of {plural(len(stored), 'event')}"
-        if duplicates:
-            note += f"; {plural(duplicates, 'event')} sent twice (head and tail overlap)"
-        return Decision(out, True, note)
+        return openhands.send_events(stored, chosen)
 
 
 def observation_positions(entries: Sequence[Entry]) -> list[int]:

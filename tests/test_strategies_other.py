@@ -809,20 +809,25 @@ def test_registration_metadata():
         assert info.policy == "none"
 
 
-def test_langchain_clearing_inputs_of_calls_the_log_gave_no_id():
-    """Logs without call ids (text formats, some SDK traces) pair each result with its call by position: clearing the
-    inputs of such calls empties their arguments instead of failing on the missing id."""
+def test_langchain_never_clears_the_results_of_calls_the_log_gave_no_id():
+    """Logs without call ids (text formats, some SDK traces) pair each result with its call by position. LangChain's
+    ToolMessage must have a string tool_call_id (``""`` here) and ClearToolUsesEdit matches it against the AI
+    message's call ids (None): an id-less result is never cleared, nor its call's inputs; the calls with ids next to
+    it are, and nothing fails."""
     from compaction.conversation import Source
 
     messages: list[Message] = [user("go")]
     for i in range(6):
-        call = ToolCall(None, "read", {"path": f"f{i}.py"})
-        messages += [assistant(None, [call]), tool(call, "x " * 3000)]
+        calls = [ToolCall(None, "read", {"path": f"f{i}.py"}), ToolCall(f"c{i}", "read", {"path": f"g{i}.py"})]
+        messages += [assistant(None, calls), *(tool(c, "x " * 3000) for c in calls)]
     messages.append(assistant("done"))
     conv = Conversation(tuple(messages), (), Source("synthetic"))
     rep = compaction.replay(conv, "langchain.context_editing", context_window=8000,
                             params={"clear_tool_inputs": True, "trigger": 4000})
     last = rep.context_at(len(rep.steps) - 1)
-    emptied = [i for i in last if i.message.tool_calls and i.message.tool_calls[0].arguments == {}]
-    assert rep.summary()["compactions"] > 0 and emptied, "no call had its inputs cleared"
-    assert any(i.message.tool_calls and i.message.tool_calls[0].arguments for i in last), "the kept calls keep theirs"
+    calls = [c for i in last for c in i.message.tool_calls]
+    results = [i.message.tool_result for i in last if i.message.tool_result is not None]
+    assert rep.summary()["compactions"] > 0
+    assert all(c.arguments for c in calls if c.id is None), "an id-less call had its inputs cleared"
+    assert all(r.text != "[cleared]" for r in results if r.call_id is None), "an id-less result was cleared"
+    assert any(c.id is not None and c.arguments == {} for c in calls), "no call with an id had its inputs cleared"

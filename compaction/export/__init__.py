@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..errors import ConfigError
 from ..models import DEFAULT_CONTEXT_WINDOW
+from ..replay import setup_arguments
 from ..setups import Setup
 from ..strategies.base import get_strategy
 from ..submodules import import_submodules
@@ -49,11 +49,8 @@ def export_setup(strategy: str | Setup, params: Mapping[str, Any] | None = None,
     are resolved against the strategy's defaults (unknown names are a ``ConfigError``), then rendered for the
     strategy's framework. A window left to the log (None) is the model table's default window."""
     if isinstance(strategy, Setup):
-        if params is not None:
-            raise ConfigError("export_setup(setup) takes its parameters from the setup, not from params=")
-        setup = strategy
-        strategy, params, counter = setup.strategy, setup.params, setup.counter
-        context_window, compact_at, compact_to = setup.context_window, setup.compact_at, setup.compact_to
+        strategy, params, counter, context_window, compact_at, compact_to = setup_arguments(
+            strategy, params, "export_setup(setup)")
     info = get_strategy(strategy)
     resolved = info.resolve_params(params)
     spec = check_counter_spec(counter)

@@ -404,10 +404,9 @@ def safe_token_split(candidates: Sequence[AdkEvent], retention: int) -> int:
     return 0
 
 
-def sliding_window_events(events: Sequence[AdkEvent], interval: int, overlap: int) -> list[AdkEvent]:
-    """The events ``_run_compaction_for_sliding_window`` summarizes once ``interval`` invocations are new since the
-    last compaction: from the first event of the invocation ``overlap`` before the first new one to the last event
-    of the last new one, compaction events left out, cut to its longest self-contained prefix (empty: none)."""
+def _invocation_ends(events: Sequence[AdkEvent]) -> tuple[float, dict[str, float]]:
+    """Where the most recent compaction ends (0 without one), and when each invocation's last event came (by
+    invocation, in the order they began; compaction events left out)."""
     last_end = 0.0
     for event in reversed(events):
         if event.compaction is not None and event.compaction.end:
@@ -417,6 +416,14 @@ def sliding_window_events(events: Sequence[AdkEvent], interval: int, overlap: in
     for event in events:
         if event.invocation and not event.is_compaction:
             latest[event.invocation] = max(latest.get(event.invocation, 0.0), event.timestamp)
+    return last_end, latest
+
+
+def sliding_window_events(events: Sequence[AdkEvent], interval: int, overlap: int) -> list[AdkEvent]:
+    """The events ``_run_compaction_for_sliding_window`` summarizes once ``interval`` invocations are new since the
+    last compaction: from the first event of the invocation ``overlap`` before the first new one to the last event
+    of the last new one, compaction events left out, cut to its longest self-contained prefix (empty: none)."""
+    last_end, latest = _invocation_ends(events)
     invocations = list(latest)
     new = [inv for inv in invocations if latest[inv] > last_end]
     if len(new) < interval:
@@ -431,15 +438,7 @@ def sliding_window_events(events: Sequence[AdkEvent], interval: int, overlap: in
 
 def new_invocations(events: Sequence[AdkEvent]) -> int:
     """How many invocations ended after the most recent compaction (what the sliding window counts)."""
-    last_end = 0.0
-    for event in reversed(events):
-        if event.compaction is not None and event.compaction.end:
-            last_end = event.compaction.end
-            break
-    latest: dict[str, float] = {}
-    for event in events:
-        if event.invocation and not event.is_compaction:
-            latest[event.invocation] = max(latest.get(event.invocation, 0.0), event.timestamp)
+    last_end, latest = _invocation_ends(events)
     return sum(1 for ts in latest.values() if ts > last_end)
 
 

@@ -184,6 +184,18 @@ def native_name(name: str, family: str, native: Sequence[str] | Mapping[str, Any
     return short if short in native else None
 
 
+def native_child_values(info: StrategyInfo, args: Mapping[str, Any], inherited: Mapping[str, Any],
+                        label: str) -> dict[str, Any]:
+    """The parameters of a host's own child ``info``: ``args``, and the ``inherited`` host values for those it has
+    and ``args`` does not set, resolved against its registration; a bad value is a ``ValueError`` starting with
+    ``label``."""
+    own = {p.name for p in info.params}
+    try:
+        return info.resolve_params({**{k: v for k, v in inherited.items() if k in own and k not in args}, **args})
+    except ValueError as exc:
+        raise ValueError(f"{label}: {exc}") from None
+
+
 def check_child_name(name: str, host: str, native: Sequence[str] | Mapping[str, Any]) -> None:
     """A ``ValueError`` naming the child when ``name`` is neither one of the host's own short names nor a registered
     strategy."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from abc import ABC
 from abc import abstractmethod
 from collections.abc import Callable
+from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -20,6 +21,7 @@ from dataclasses import replace
 from itertools import islice
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import TypeVar
 
 from ..conversation import Message
 from ..history import Entry
@@ -37,6 +39,7 @@ from ._nesting import check_children
 from ._nesting import describe
 from ._nesting import inserted_entry
 from ._nesting import make_nested
+from ._nesting import native_child_values
 from ._nesting import native_name
 from .base import SUMMARIZER_PARAMS
 from .base import CallOutcome
@@ -488,6 +491,18 @@ class DotnetStrategy(ABC):
     def compact_core(self, index: MessageIndex) -> tuple[bool, str]:
         """Compact an index whose trigger fired: (changed, note)."""
 
+    def exclude_oldest(self, index: MessageIndex, batches: Iterable[Sequence[Group]], limit: int, reason: str) -> int:
+        """Exclude the groups of ``batches`` (oldest first) a batch at a time, at most ``limit`` batches, until the
+        target holds: how many batches were excluded."""
+        removed = 0
+        for groups in islice(batches, limit):
+            for group in groups:
+                index.exclude(group, reason)
+            removed += 1
+            if self.target(index):
+                break
+        return removed
+
 
 class ToolResultCompaction(DotnetStrategy):
     """``ToolResultCompactionStrategy(trigger, minimumPreservedGroups=16, target)``."""
@@ -658,12 +673,7 @@ class TruncationCompaction(DotnetStrategy):
         removable = index.included_non_system_groups - self.minimum_preserved_groups
         if removable <= 0:
             return False, f"declined: only the {self.minimum_preserved_groups} preserved groups are included"
-        removed = 0
-        for group in islice(index.oldest_included(), removable):
-            index.exclude(group, self.REASON)
-            removed += 1
-            if self.target(index):
-                break
+        removed = self.exclude_oldest(index, ([group] for group in index.oldest_included()), removable, self.REASON)
         return True, f"truncated the {removed} oldest group{'s' if removed != 1 else ''}"
 
 
@@ -685,13 +695,7 @@ class SlidingWindowCompaction(DotnetStrategy):
         removable = index.included_turns - keep
         if removable <= 0:
             return False, "declined: every included turn is protected"
-        removed = 0
-        for groups in islice(index.included_turns_oldest_first(), removable):
-            for group in groups:
-                index.exclude(group, self.REASON)
-            removed += 1
-            if self.target(index):
-                break
+        removed = self.exclude_oldest(index, index.included_turns_oldest_first(), removable, self.REASON)
         return True, f"excluded the {removed} oldest user turn{'s' if removed != 1 else ''}"
 
 
@@ -1003,12 +1007,7 @@ def _make_pipeline(params: Mapping[str, Any], ctx: RunContext) -> tuple[DotnetSt
             child_lines = nested.lines()
         else:
             registered, make = PIPELINE_CHILDREN[short]
-            info = get_strategy(registered)
-            inherited = {k: v for k, v in shared.items() if k in {p.name for p in info.params} and k not in args}
-            try:
-                values = info.resolve_params({**inherited, **args})
-            except ValueError as exc:
-                raise ValueError(f"pipeline child {position} ({name}): {exc}") from None
+            values = native_child_values(get_strategy(registered), args, shared, f"pipeline child {position} ({name})")
             child, child_lines = make(values, ctx)
             children.append(child)
         for key, value in child_lines.items():
@@ -1091,16 +1090,27 @@ _SPECS: tuple[tuple[str, str, str, tuple[Param, ...], StrategyMaker, Policy, str
      CONTEXT_WINDOW_PARAMS, _make_context_window, "window", "contextwindowcompactionstrategy"),
 )
 
-for _name, _title, _summary, _params, _make, _policy, _doc in _SPECS:
-    register(
-        StrategyInfo(
-            name=f"agent_framework.{_name}",
-            family="agent_framework",
-            title=f"Agent Framework (.NET) · {_title}",
-            summary=_summary,
-            params=_params,
-            build=runner_builder(_make),
-            policy=_policy,
-            docs_url=f"{DOCS}.{_doc}",
+Maker = TypeVar("Maker")
+
+
+def register_specs(specs: Iterable[tuple[str, str, str, tuple[Param, ...], Maker, Policy, str]], family: str,
+                   framework: str, docs: str,
+                   builder: Callable[[Maker], Callable[[Mapping[str, Any], RunContext], Runner]]) -> None:
+    """Register each row ``(name, title, summary, params, maker, policy, docs page)`` of a port's strategy table as
+    ``{family}.{name}``, titled ``{framework} · {title}`` and built by ``builder(maker)``."""
+    for name, title, summary, params, make, policy, doc in specs:
+        register(
+            StrategyInfo(
+                name=f"{family}.{name}",
+                family=family,
+                title=f"{framework} · {title}",
+                summary=summary,
+                params=params,
+                build=builder(make),
+                policy=policy,
+                docs_url=f"{docs}.{doc}",
+            )
         )
-    )
+
+
+register_specs(_SPECS, "agent_framework", "Agent Framework (.NET)", DOCS, runner_builder)

@@ -44,8 +44,10 @@ from ._nesting import NestedStrategy
 from ._nesting import describe
 from ._nesting import inserted_entry
 from ._nesting import make_nested
+from ._nesting import native_child_values
 from ._nesting import native_name
 from .agent_framework import parse_pipeline
+from .agent_framework import register_specs
 from .base import SUMMARIZER_PARAMS
 from .base import CallOutcome
 from .base import ChangeMark
@@ -53,8 +55,6 @@ from .base import Param
 from .base import Policy
 from .base import RunContext
 from .base import Runner
-from .base import StrategyInfo
-from .base import register
 
 if TYPE_CHECKING:
     from ..summarizers import Summarizer
@@ -583,16 +583,17 @@ class History:
         return any(c.key < first_key for r in self.records[start:] for c in r.candidates)
 
     def _start_of_group_before(self, index: int) -> int:
-        if index <= 0:
-            return 0
+        return 0 if index <= 0 else self._start_of_group(index - 1)
+
+    def _start_of_group(self, index: int) -> int:
+        """Where the group of ``records[index]`` starts (``index`` itself when it has none)."""
         recs = self.records
-        previous = index - 1
-        gid = recs[previous].group_id
+        gid = recs[index].group_id
         if gid is None:
-            return previous
-        while previous > 0 and recs[previous - 1].group_id == gid:
-            previous -= 1
-        return previous
+            return index
+        while index > 0 and recs[index - 1].group_id == gid:
+            index -= 1
+        return index
 
     def _widen_to_declarations(self, start: int) -> int:
         """Back to the earliest call (and its group's start) that a result in the slice may link to."""
@@ -601,14 +602,7 @@ class History:
         matching = [c for r in recs[start:] for c in r.candidates if c.key < first_key]
         if not matching:
             return start
-        earliest = min(matching, key=_ORDER)
-        index = self.position(earliest)
-        gid = earliest.group_id
-        if gid is None:
-            return index
-        while index > 0 and recs[index - 1].group_id == gid:
-            index -= 1
-        return index
+        return self._start_of_group(self.position(min(matching, key=_ORDER)))
 
     def _assign_ids(self, start: int) -> None:
         """Missing ids become ``msg_<absolute index>``; on collision the next free number from the slice's end."""
@@ -1413,14 +1407,9 @@ def _make_token_budget(p: Mapping[str, Any], ctx: RunContext) -> tuple[Callable[
             children.append(NestedPythonChild(make_nested(name, args, shared, ctx,
                                                           f"strategies child {position} ({name})")))
             continue
-        name = short
-        info = get_strategy(f"agent_framework_python.{name}")
-        inherited = {k: v for k, v in shared.items() if k in {q.name for q in info.params} and k not in args}
-        try:
-            values = info.resolve_params({**inherited, **args})
-        except ValueError as exc:
-            raise ValueError(f"strategies child {position} ({name}): {exc}") from None
-        children.append(CHILDREN[name](values, ctx)[0])
+        values = native_child_values(get_strategy(f"agent_framework_python.{short}"), args, shared,
+                                     f"strategies child {position} ({short})")
+        children.append(CHILDREN[short](values, ctx)[0])
     return TokenBudgetComposedStrategy(budget, children, p["early_stop"]), {"trigger": budget}
 
 
@@ -1524,16 +1513,4 @@ SPECS: tuple[tuple[str, str, str, tuple[Param, ...], StrategyMaker, Policy, str]
      _make_context_window, "window", "contextwindowcompactionstrategy"),
 )
 
-for _name, _title, _summary, _params, _make, _policy, _doc in SPECS:
-    register(
-        StrategyInfo(
-            name=f"agent_framework_python.{_name}",
-            family="agent_framework_python",
-            title=f"Agent Framework (Python) · {_title}",
-            summary=_summary,
-            params=_params,
-            build=_builder(_make),
-            policy=_policy,
-            docs_url=f"{DOCS}.{_doc}",
-        )
-    )
+register_specs(SPECS, "agent_framework_python", "Agent Framework (Python)", DOCS, _builder)

@@ -476,7 +476,7 @@ class _ResultClearing(MiddlewareMessages):
         self._clearable: dict[int, int] = {}  # tool result position -> its AI message's position
         self._examined = 0  # the first tool results already looked at
         self._cleared: dict[int, None] = {}  # cleared tool results, in the order they were cleared
-        self._inputs: dict[int, list[str | None]] = {}  # AI message position -> call ids whose inputs are cleared
+        self._inputs: dict[int, list[str]] = {}  # AI message position -> call ids whose inputs are cleared
 
     def feed(self, position: int, entry: Entry) -> None:
         head = self.head
@@ -499,9 +499,8 @@ class _ResultClearing(MiddlewareMessages):
         """Not cleared before, answered by the nearest AI message before it, and not of an excluded tool."""
         if _editing_state(message).get("cleared") or self._assistant is None:
             return False
-        result = message.tool_result
-        assert result is not None  # feed asks only of tool results
-        call = next((c for c in self.stored[self._assistant].message.tool_calls if c.id == result.call_id), None)
+        call_id = _tool_call_id(message)
+        call = next((c for c in self.stored[self._assistant].message.tool_calls if c.id == call_id), None)
         return call is not None and (message.name or call.name) not in self.runner.exclude_tools
 
     def clear(self, candidates: int, before: int, at_least: int) -> int:
@@ -525,9 +524,7 @@ class _ResultClearing(MiddlewareMessages):
         self._refresh(position)
         if self.runner.clear_inputs:
             assistant = self._clearable[position]
-            result = self.stored[position].message.tool_result
-            assert result is not None  # a clearable position holds a tool result
-            self._inputs.setdefault(assistant, []).append(result.call_id)
+            self._inputs.setdefault(assistant, []).append(_tool_call_id(self.stored[position].message))
             self._refresh(assistant)
 
     def _restore(self) -> None:
@@ -541,9 +538,7 @@ class _ResultClearing(MiddlewareMessages):
         entry, runner = self.stored[position], self.runner
         ids = self._inputs.get(position)
         if ids:
-            # a call the log gave no id (None) is keyed as "\0": no real id is that, and None does not sort or join
-            key = ",".join(sorted("\0" if i is None else i for i in ids))
-            entry = runner.edited(entry, "inputs:" + key,
+            entry = runner.edited(entry, "inputs:" + ",".join(sorted(ids)),
                                   partial(_clear_inputs, ids=tuple(ids)), mark="inputs-cleared")
         elif position in self._cleared:
             entry = runner.edited(entry, "cleared", runner.cleared, mark="placeholder")
@@ -558,7 +553,16 @@ def _editing_state(message: Message) -> dict[str, Any]:
     return dict(state) if isinstance(state, Mapping) else {}
 
 
-def _clear_inputs(message: Message, ids: Sequence[str | None]) -> Message:
+def _tool_call_id(message: Message) -> str:
+    """A tool result's ``tool_call_id`` as LangChain holds it: a ``ToolMessage`` must have a string id, so a result
+    the log gave no id has ``""``. The edit matches it against the AI message's call ids, which may be None: an
+    id-less call is never matched, so its result is never cleared (nor its inputs)."""
+    result = message.tool_result
+    assert result is not None  # asked only of tool results
+    return result.call_id or ""
+
+
+def _clear_inputs(message: Message, ids: Sequence[str]) -> Message:
     state = _editing_state(message)
     state["cleared_tool_inputs"] = sorted(set(state.get("cleared_tool_inputs", ())) | set(ids))
     return with_cleared_inputs(message, ids, context_editing=state)

@@ -15,6 +15,7 @@ parameter's help gives the config default.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import replace
@@ -246,20 +247,26 @@ class RecentEvents(OpenHandsRunner):
         tail = positions[-tail_length:]
         if tail.start == len(head):  # head and tail meet: every event, once
             return Decision()
-        out: list[Entry] = []
-        seen: set[int] = set()
-        duplicates = 0
-        for i in (*head, *tail):
-            if i in seen:
-                out.append(inserted(stored[i].message, "reinserted", [stored[i]], duplicate=True))
-                duplicates += 1
-            else:
-                out.append(stored[i])
-                seen.add(i)
-        note = f"kept {len(seen)} of {plural(len(stored), 'event')}"
-        if duplicates:
-            note += f"; {plural(duplicates, 'event')} sent twice (head and tail overlap)"
-        return Decision(out, True, note)
+        return send_events(stored, (*head, *tail))
+
+
+def send_events(stored: Sequence[Entry], chosen: Iterable[int]) -> Decision:
+    """The events at ``chosen`` sent in that order; an event chosen again (head and tail overlap) is sent again as
+    a reinserted duplicate."""
+    out: list[Entry] = []
+    seen: set[int] = set()
+    duplicates = 0
+    for i in chosen:
+        if i in seen:
+            out.append(inserted(stored[i].message, "reinserted", [stored[i]], duplicate=True))
+            duplicates += 1
+        else:
+            out.append(stored[i])
+            seen.add(i)
+    note = f"kept {len(seen)} of {plural(len(stored), 'event')}"
+    if duplicates:
+        note += f"; {plural(duplicates, 'event')} sent twice (head and tail overlap)"
+    return Decision(out, True, note)
 
 
 # ------------------------------------------------------------------------------------------------ rolling
