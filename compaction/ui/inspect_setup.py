@@ -14,6 +14,8 @@ from compaction import charts
 
 from . import cache
 from . import state
+from .results import SetupResult
+from .results import replayed_setups
 from .text import escape_markdown
 from .text import setup_title
 
@@ -47,9 +49,9 @@ def choose_focus(labels_by_id: Mapping[str, str]) -> str | None:
     return chosen
 
 
-def show_inside(results: Sequence, step: int) -> None:
+def show_inside(results: Sequence[SetupResult], step: int) -> None:
     """Composition and lifecycle charts of the setup in focus, with the selected step marked."""
-    replayed = [r for r in results if r.replay is not None and r.key is not None]
+    replayed = replayed_setups(results)
     st.subheader("Inside one setup", anchor="inside")
     chosen = choose_focus({r.setup.id: r.setup.label for r in replayed})
     result = next((r for r in replayed if r.setup.id == chosen), None)
