@@ -23,8 +23,10 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 from typing import Any
 from typing import Generic
+from typing import TypedDict
 from typing import TypeVar
 
 import altair as alt
@@ -38,6 +40,9 @@ from .views import MAX_CHART_ROWS
 from .views import RULE_COLUMNS
 from .views import downsample_steps
 from .views import thin_events
+
+if TYPE_CHECKING:
+    from typing import Unpack  # (3.11: the annotation only)
 
 #: Name of the point selection on the tokens chart (``event.selection.pick`` → ``[{"step": k}]``).
 SELECTION = "pick"
@@ -160,28 +165,29 @@ def _row_budget(series: pd.DataFrame, events: pd.DataFrame, rules: pd.DataFrame,
     return series, events
 
 
-def tokens_chart(
-    series: pd.DataFrame,
-    events: pd.DataFrame | None = None,
-    rules: pd.DataFrame | None = None,
-    *,
-    selected_step: int | None = None,
-    colors: Mapping[str, str] | None = None,
-    height: int = 420,
-    max_rows: int = MAX_CHART_ROWS,
-    floor: pd.DataFrame | None = None,
-    usage: pd.DataFrame | None = None,
-    log_events: pd.DataFrame | None = None,
-) -> alt.LayerChart:
+class TokensChartOptions(TypedDict, total=False):
+    """The keyword options of :func:`tokens_chart` (and :func:`tokens_chart_data`, which gives their defaults)."""
+
+    selected_step: int | None
+    colors: Mapping[str, str] | None
+    height: int
+    max_rows: int
+    floor: pd.DataFrame | None
+    usage: pd.DataFrame | None
+    log_events: pd.DataFrame | None
+
+
+def tokens_chart(series: pd.DataFrame, events: pd.DataFrame | None = None, rules: pd.DataFrame | None = None,
+                 **options: Unpack[TokensChartOptions]) -> alt.LayerChart:
     """Tokens sent per LLM call, one line per series, with the context window, trigger and target as labelled
     horizontal rules, compaction events as markers (▼ compacted, ✕ declined) over a before → after drop line, and
     ``selected_step`` as a vertical rule. Optional layers: each setup's incompressible ``floor`` as a faint band
     (``step, series, floor``), the provider-reported ``usage`` (``step, tokens``) as its own dotted series, and the
     log's own compactions (``log_events``: ``step, label, pre_tokens, post_tokens``) as vertical markers. Clicking a
-    point selects its step through the ``pick`` selection (field ``step``)."""
-    return chart_of(tokens_chart_data(series, events, rules, selected_step=selected_step, colors=colors,
-                                      height=height, max_rows=max_rows, floor=floor, usage=usage,
-                                      log_events=log_events))
+    point selects its step through the ``pick`` selection (field ``step``). ``options``: see
+    :class:`TokensChartOptions`; ``max_rows`` (default :data:`~compaction.views.MAX_CHART_ROWS`) caps the rows it
+    embeds, ``height`` defaults to 420."""
+    return chart_of(tokens_chart_data(series, events, rules, **options))
 
 
 def tokens_chart_data(
@@ -479,7 +485,6 @@ class StripLayout(Layout[alt.Chart]):
     row_height: int
 
     def build(self) -> alt.Chart:
-        fates = list(FATES)
         strip: alt.Chart = (
             alt.Chart(_named("strip"))
             .mark_rect(stroke="white", strokeWidth=0.3)
@@ -490,12 +495,7 @@ class StripLayout(Layout[alt.Chart]):
                 y=alt.Y("setup:N", title=None, sort=list(self.setups),
                         scale=alt.Scale(paddingInner=0.3, paddingOuter=0.15),
                         axis=alt.Axis(labelFontWeight="bold", labelFontSize=13, ticks=False, domain=False)),
-                color=alt.Color(
-                    "fate:N",
-                    title=None,
-                    scale=alt.Scale(domain=fates, range=[FATE_COLORS[f] for f in fates]),
-                    legend=alt.Legend(orient="top", direction="horizontal"),
-                ),
+                color=_fate_color(),
                 tooltip=[
                     alt.Tooltip("setup:N", title="setup"),
                     alt.Tooltip("fate:N", title="fate"),
@@ -507,6 +507,14 @@ class StripLayout(Layout[alt.Chart]):
             .properties(height=alt.Step(self.row_height))
         )
         return strip
+
+
+def _fate_color() -> alt.Color:
+    """Colour by fate (:data:`FATE_COLORS`, in the order of :data:`~compaction.history.FATES`), its legend on top:
+    the context strip's and the lifecycle chart's."""
+    fates = list(FATES)
+    return alt.Color("fate:N", title=None, scale=alt.Scale(domain=fates, range=[FATE_COLORS[f] for f in fates]),
+                     legend=alt.Legend(orient="top", direction="horizontal"))
 
 
 KIND_COLORS: Mapping[str, str] = {
@@ -599,16 +607,13 @@ class LifecycleLayout(Layout[alt.LayerChart]):
     selected_step: int | None
 
     def build(self) -> alt.LayerChart:
-        fates = list(FATES)
         rects = alt.Chart(_named("lifecycle")).mark_rect().encode(
             x=alt.X("start:Q", title="LLM call (step)", axis=alt.Axis(format="d", tickMinStep=1)),
             x2="end:Q",
             y=alt.Y("row:Q", title="message (oldest at the top)", scale=alt.Scale(reverse=True, nice=False, zero=True),
                     axis=alt.Axis(format="d")),
             y2="row_end:Q",
-            color=alt.Color("fate:N", title=None,
-                            scale=alt.Scale(domain=fates, range=[FATE_COLORS[f] for f in fates]),
-                            legend=alt.Legend(orient="top", direction="horizontal")),
+            color=_fate_color(),
             tooltip=[
                 alt.Tooltip("first_index:Q", title="message #"),
                 alt.Tooltip("messages:Q", title="messages in this row"),

@@ -10,6 +10,7 @@ from typing import TypedDict
 from typing import TypeVar
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from compaction.conversation import Conversation
 from compaction.models import Resolved
@@ -269,25 +270,12 @@ def choose_policy(keys: PolicyKeys = SHARED_POLICY_KEYS, header: bool = True, in
         "window the log states, else its model's); a log that says nothing starts at 64,000, sized for the bundled "
         "samples.",
     )
-    compact_at = slots[1].slider(
-        "Compact at (fraction of the window)",
-        min_value=AT_RANGE[0],
-        max_value=AT_RANGE[1],
-        **initial_value(keys.compact_at, DEFAULT_COMPACT_AT),
-        step=0.01,
-        key=keys.compact_at,
-        help="Trigger: compaction runs before an LLM call once the context reaches compact_at × window.",
-    )
-    compact_to = slots[2].slider(
-        "Compact to (fraction of the window)",
-        min_value=TO_RANGE[0],
-        max_value=TO_RANGE[1],
-        **initial_value(keys.compact_to, DEFAULT_COMPACT_TO),
-        step=0.01,
-        key=keys.compact_to,
-        help="Target: the strategy is asked to bring the context under compact_to × window. Must be below "
-        "compact_at, or compaction would be attempted again every step.",
-    )
+    compact_at = _fraction_slider(slots[1], "Compact at", AT_RANGE, keys.compact_at, DEFAULT_COMPACT_AT,
+                                  "Trigger: compaction runs before an LLM call once the context reaches compact_at × "
+                                  "window.")
+    compact_to = _fraction_slider(slots[2], "Compact to", TO_RANGE, keys.compact_to, DEFAULT_COMPACT_TO,
+                                  "Target: the strategy is asked to bring the context under compact_to × window. Must "
+                                  "be below compact_at, or compaction would be attempted again every step.")
     policy = check_policy(int(window), round(float(compact_at), 4), round(float(compact_to), 4))
     if policy.valid:
         if not inline:
@@ -297,6 +285,14 @@ def choose_policy(keys: PolicyKeys = SHARED_POLICY_KEYS, header: bool = True, in
         # our own validation text, not log content; the full reason is shown above the results
         st.error(policy.error.split(". ")[0] + ".", icon=":material/block:")
     return policy
+
+
+def _fraction_slider(slot: DeltaGenerator, name: str, bounds: tuple[float, float], key: str, default: float,
+                     help_text: str) -> float:
+    """A threshold of the policy as a fraction of the window (``name`` … ``(fraction of the window)``) in ``slot``,
+    in steps of 0.01 within ``bounds``."""
+    return slot.slider(f"{name} (fraction of the window)", min_value=bounds[0], max_value=bounds[1],
+                     **initial_value(key, default), step=0.01, key=key, help=help_text)
 
 
 def policy_caption(policy: Policy) -> str:
