@@ -77,7 +77,8 @@ def choose_log(inputs: Inputs) -> None:
 def choose_settings(inputs: Inputs) -> None:
     """The tuning view's thresholds and strategy pickers (main area), then the counter and every setup's name and
     parameters (sidebar)."""
-    log_key = f"{inputs.choice.key}:{inputs.conversation.id}" if inputs.conversation is not None else ""
+    log_key = (f"{inputs.choice.key}:{inputs.conversation.id}"
+               if inputs.choice is not None and inputs.conversation is not None else "")  # (a conversation has a log)
     chosen: dict[str, str] = {}
     with section("Threshold policy"):
         inputs.policy = tuning.show_thresholds(inputs.conversation, log_key)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from typing import Any
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -108,8 +109,10 @@ def composition(replay: Replay, max_steps: int = COMPOSITION_STEPS, top_tools: i
     keep = set(tools.groupby("kind")["tokens"].sum().nlargest(top_tools).index)
     other = frame["kind"].str.startswith("tool result: ") & ~frame["kind"].isin(keep)
     frame.loc[other, "kind"] = "tool result: other"
-    # pandas-stubs types a column's sum as a Series; with as_index=False it is a DataFrame
-    return frame.groupby(["step", "kind"], as_index=False, sort=False)["tokens"].sum()[COMPOSITION_COLUMNS]  # type: ignore[return-value]
+    # pandas-stubs types a column's sum as a Series; with as_index=False it is a DataFrame (a cast, not an ignore: it
+    # holds with the stubs and without them, where pandas is untyped)
+    return cast("pd.DataFrame",
+                frame.groupby(["step", "kind"], as_index=False, sort=False)["tokens"].sum()[COMPOSITION_COLUMNS])
 
 
 def kind_order(kinds: Sequence[str]) -> list[str]:

@@ -23,6 +23,11 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Generic
+from typing import TypedDict
+from typing import TypeVar
 
 import altair as alt
 import pandas as pd
@@ -35,6 +40,9 @@ from .views import MAX_CHART_ROWS
 from .views import RULE_COLUMNS
 from .views import downsample_steps
 from .views import thin_events
+
+if TYPE_CHECKING:
+    from typing import Unpack  # (3.11: the annotation only)
 
 #: Name of the point selection on the tokens chart (``event.selection.pick`` → ``[{"step": k}]``).
 SELECTION = "pick"
@@ -85,43 +93,62 @@ def series_colors(series: Sequence[str]) -> dict[str, str]:
     return colors
 
 
-class Layout:
+#: the kind of Altair chart a layout builds (a single chart, a layered one)
+ChartT = TypeVar("ChartT", bound=alt.TopLevelMixin, covariant=True)
+
+
+class Layout(Generic[ChartT]):
     """What a chart's Vega-Lite structure depends on (a frozen dataclass per chart kind), and how to build it with
     Altair over named datasets."""
 
-    def build(self) -> alt.TopLevelMixin:  # pragma: no cover - every layout defines it
+    def build(self) -> ChartT:  # pragma: no cover - every layout defines it
         raise TypeError(f"{type(self).__name__} does not build a chart")
 
 
 @dataclass(frozen=True)
-class ChartData:
+class ChartData(Generic[ChartT]):
     """A chart as its layout and its data frames by dataset name (see the module docstring)."""
 
-    layout: Layout
+    layout: Layout[ChartT]
     frames: Mapping[str, pd.DataFrame]
 
-    def records(self) -> dict[str, list[dict]]:
+    def records(self) -> dict[str, list[dict[str, Any]]]:
         """Each frame as the rows Altair would embed for it."""
-        return {name: to_values(frame)["values"] for name, frame in self.frames.items()}
+        return {name: frame_rows(frame) for name, frame in self.frames.items()}
 
 
-def chart_of(data: ChartData) -> alt.TopLevelMixin:
+def frame_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows Altair embeds for a data frame (``to_values(frame)["values"]``)."""
+    rows = to_values(frame)["values"]
+    assert isinstance(rows, list)  # a data frame's values are its rows (a dict only for other data types)
+    return rows
+
+
+def chart_of(data: ChartData[ChartT]) -> ChartT:
     """The Altair chart (validated when serialized): what notebooks display and exports render."""
     return data.layout.build().properties(datasets=data.records())
 
 
 @lru_cache(maxsize=64)
-def template(layout: Layout) -> dict:
+def template(layout: Layout[alt.TopLevelMixin]) -> dict[str, Any]:
     """The Vega-Lite dict of a layout without its named datasets (built and validated once per layout; shared, so
     never modify it)."""
     return layout.build().to_dict()
 
 
-def spec_of(data: ChartData) -> dict:
+def spec_of(data: ChartData[alt.TopLevelMixin]) -> dict[str, Any]:
     """``chart_of(data).to_dict()``, from the layout's template: no chart is built or validated again."""
     out = dict(template(data.layout))
     out["datasets"] = {**out.get("datasets", {}), **data.records()}
     return out
+
+
+def layered(*charts: alt.Chart | alt.LayerChart) -> alt.LayerChart:
+    """``alt.layer(*charts)``: charts without facet encodings layer into a :class:`alt.LayerChart` (Altair 6 types
+    the result as possibly a ``FacetChart``, for layers that share one)."""
+    chart = alt.layer(*charts)
+    assert isinstance(chart, alt.LayerChart)
+    return chart
 
 
 def _named(name: str) -> alt.NamedData:
@@ -138,28 +165,29 @@ def _row_budget(series: pd.DataFrame, events: pd.DataFrame, rules: pd.DataFrame,
     return series, events
 
 
-def tokens_chart(
-    series: pd.DataFrame,
-    events: pd.DataFrame | None = None,
-    rules: pd.DataFrame | None = None,
-    *,
-    selected_step: int | None = None,
-    colors: Mapping[str, str] | None = None,
-    height: int = 420,
-    max_rows: int = MAX_CHART_ROWS,
-    floor: pd.DataFrame | None = None,
-    usage: pd.DataFrame | None = None,
-    log_events: pd.DataFrame | None = None,
-) -> alt.LayerChart:
+class TokensChartOptions(TypedDict, total=False):
+    """The keyword options of :func:`tokens_chart` (and :func:`tokens_chart_data`, which gives their defaults)."""
+
+    selected_step: int | None
+    colors: Mapping[str, str] | None
+    height: int
+    max_rows: int
+    floor: pd.DataFrame | None
+    usage: pd.DataFrame | None
+    log_events: pd.DataFrame | None
+
+
+def tokens_chart(series: pd.DataFrame, events: pd.DataFrame | None = None, rules: pd.DataFrame | None = None,
+                 **options: Unpack[TokensChartOptions]) -> alt.LayerChart:
     """Tokens sent per LLM call, one line per series, with the context window, trigger and target as labelled
     horizontal rules, compaction events as markers (▼ compacted, ✕ declined) over a before → after drop line, and
     ``selected_step`` as a vertical rule. Optional layers: each setup's incompressible ``floor`` as a faint band
     (``step, series, floor``), the provider-reported ``usage`` (``step, tokens``) as its own dotted series, and the
     log's own compactions (``log_events``: ``step, label, pre_tokens, post_tokens``) as vertical markers. Clicking a
-    point selects its step through the ``pick`` selection (field ``step``)."""
-    return chart_of(tokens_chart_data(series, events, rules, selected_step=selected_step, colors=colors,
-                                      height=height, max_rows=max_rows, floor=floor, usage=usage,
-                                      log_events=log_events))
+    point selects its step through the ``pick`` selection (field ``step``). ``options``: see
+    :class:`TokensChartOptions`; ``max_rows`` (default :data:`~compaction.views.MAX_CHART_ROWS`) caps the rows it
+    embeds, ``height`` defaults to 420."""
+    return chart_of(tokens_chart_data(series, events, rules, **options))
 
 
 def tokens_chart_data(
@@ -174,7 +202,7 @@ def tokens_chart_data(
     floor: pd.DataFrame | None = None,
     usage: pd.DataFrame | None = None,
     log_events: pd.DataFrame | None = None,
-) -> ChartData:
+) -> ChartData[alt.LayerChart]:
     """:func:`tokens_chart` as :class:`ChartData`: the rows it embeds, cut to ``max_rows``, and its layout."""
     events = events if events is not None else pd.DataFrame(columns=EVENT_COLUMNS)
     rules = rules if rules is not None else pd.DataFrame(columns=RULE_COLUMNS)
@@ -238,7 +266,7 @@ def staggered_labels(rules: pd.DataFrame, top: float, height: int) -> pd.DataFra
 
 
 @dataclass(frozen=True)
-class TokensLayout(Layout):
+class TokensLayout(Layout[alt.LayerChart]):
     """The structure of the tokens chart: its series and their colours, point size, which optional layers it has."""
 
     names: tuple[str, ...]
@@ -285,7 +313,7 @@ class TokensLayout(Layout):
                 alt.Tooltip("note:N", title="what happened"),
             ],
         ).add_params(pick)
-        layers: list[alt.Chart] = [_rules_layer(), lines]
+        layers: list[alt.Chart | alt.LayerChart] = [_rules_layer(), lines]
         if "floor" in self.datasets:  # after the lines: the legend takes its symbols from the first layer
             layers.append(_floor_layer(color))
         if "usage" in self.datasets:
@@ -298,9 +326,10 @@ class TokensLayout(Layout):
         layers.append(points)
         if SELECTED_DATASET in self.datasets:
             layers.append(alt.LayerChart.from_dict(selected_step_layer(None)))
-        return alt.layer(*layers).properties(height=self.height).configure_legend(labelFontSize=12).configure_axis(
-            labelFontSize=11, titleFontSize=12
-        )
+        # (Altair's configure_* methods are untyped: the annotation restores what they return)
+        chart: alt.LayerChart = layered(*layers).properties(height=self.height).configure_legend(
+            labelFontSize=12).configure_axis(labelFontSize=11, titleFontSize=12)
+        return chart
 
 
 #: colour of the provider-reported usage series and of the log's own compaction markers
@@ -311,13 +340,14 @@ LOG_EVENT_COLOR = "#5f3dc4"
 def _floor_layer(color: alt.Color) -> alt.Chart:
     """Each setup's incompressible floor as a faint band from 0, in the setup's colour (sharing the series legend:
     a layer that hid its own legend would hide the merged one)."""
-    return alt.Chart(_named("floor")).mark_area(opacity=0.12, interpolate="step-after").encode(
+    band: alt.Chart = alt.Chart(_named("floor")).mark_area(opacity=0.12, interpolate="step-after").encode(
         x="step:Q",
         y=alt.Y("floor:Q", stack=None),
         color=color,
         tooltip=[alt.Tooltip("series:N", title="floor of"), alt.Tooltip("step:Q", title="step"),
                  alt.Tooltip("floor:Q", title="incompressible floor (approx.)", format=",")],
     )
+    return band
 
 
 def _usage_layer(x: alt.X, color: alt.Color) -> alt.LayerChart:
@@ -327,7 +357,7 @@ def _usage_layer(x: alt.X, color: alt.Color) -> alt.LayerChart:
                alt.Tooltip("tokens:Q", title="provider-reported prompt tokens", format=",")]
     line = base.mark_line(strokeDash=[1, 3], strokeWidth=2).encode(x=x, y="tokens:Q", color=color)
     marks = base.mark_square(size=18).encode(x=x, y="tokens:Q", color=color, tooltip=tooltip)
-    return alt.layer(line, marks)
+    return layered(line, marks)
 
 
 def _log_events_layer(x: alt.X) -> alt.LayerChart:
@@ -335,16 +365,17 @@ def _log_events_layer(x: alt.X) -> alt.LayerChart:
     base = alt.Chart(_named("log_events"))
     label = base.mark_text(align="left", baseline="top", dx=4, y=2, fontSize=11, fontWeight="bold",
                            color=LOG_EVENT_COLOR).encode(x=x, text=alt.value("agent compacted"))
-    return alt.layer(_log_event_rules(base, x), label)
+    return layered(_log_event_rules(base, x), label)
 
 
 def _log_event_rules(base: alt.Chart, x: alt.X) -> alt.Chart:
-    return base.mark_rule(color=LOG_EVENT_COLOR, strokeDash=[8, 3], strokeWidth=2).encode(
+    rules: alt.Chart = base.mark_rule(color=LOG_EVENT_COLOR, strokeDash=[8, 3], strokeWidth=2).encode(
         x=x,
         tooltip=[alt.Tooltip("label:N", title="in the log"), alt.Tooltip("step:Q", title="before step"),
                  alt.Tooltip("pre_tokens:Q", title="tokens before (log)", format=","),
                  alt.Tooltip("post_tokens:Q", title="tokens after (log)", format=",")],
     )
+    return rules
 
 
 def _with_event_notes(series: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
@@ -370,7 +401,7 @@ def _rules_layer() -> alt.LayerChart:
         layers.append(of_kind.mark_text(align="left", baseline="bottom", dy=-3, fontSize=11, fontWeight="bold",
                                         color=color).encode(x=alt.X("label_x:Q", scale=None, axis=None),
                                                             y="tokens:Q", text="label:N"))
-    return alt.layer(*layers)
+    return layered(*layers)
 
 
 def _event_layers(x: alt.X, color: alt.Color, series_scale: alt.Scale) -> list[alt.Chart]:
@@ -401,7 +432,7 @@ def _event_layers(x: alt.X, color: alt.Color, series_scale: alt.Scale) -> list[a
 SELECTED_COLOR = "#212529"
 
 
-def selected_step_layer(step: int | None) -> dict:
+def selected_step_layer(step: int | None) -> dict[str, Any]:
     """The vertical rule marking the selected step, labelled at the bottom of the plot (a growing context is high at
     the top right, where a label would cover the lines), as a plain Vega-Lite layer: over the rows of ``step`` given
     inline, or for None over the :data:`SELECTED_DATASET` dataset (the tokens chart's own, where the step is data).
@@ -425,12 +456,12 @@ def selected_step_layer(step: int | None) -> dict:
     }
 
 
-def with_selected_step(spec: Mapping, step: int | None) -> dict:
+def with_selected_step(spec: Mapping[str, Any], step: int | None) -> dict[str, Any]:
     """A copy of a chart spec (``….to_dict()``) with the selected step marked: in the tokens chart's
     :data:`SELECTED_DATASET` when the spec has one (plain rows), else as one more layer."""
     out = dict(spec)
     if SELECTED_DATASET in spec.get("datasets", {}):
-        out["datasets"] = {**spec["datasets"], SELECTED_DATASET: to_values(selected_step_frame(step))["values"]}
+        out["datasets"] = {**spec["datasets"], SELECTED_DATASET: frame_rows(selected_step_frame(step))}
     elif step is not None:
         out["layer"] = [*spec["layer"], selected_step_layer(step)]
     return out
@@ -441,21 +472,20 @@ def context_strip_chart(strip: pd.DataFrame, setups: Sequence[str], *, row_heigh
     return chart_of(context_strip_data(strip, setups, row_height=row_height))
 
 
-def context_strip_data(strip: pd.DataFrame, setups: Sequence[str], *, row_height: int = 26) -> ChartData:
+def context_strip_data(strip: pd.DataFrame, setups: Sequence[str], *, row_height: int = 26) -> ChartData[alt.Chart]:
     """:func:`context_strip_chart` as :class:`ChartData`."""
     return ChartData(StripLayout(tuple(setups), row_height), {"strip": strip})
 
 
 @dataclass(frozen=True)
-class StripLayout(Layout):
+class StripLayout(Layout[alt.Chart]):
     """The structure of the context strip: the setups (one band each, in order) and the band height."""
 
     setups: tuple[str, ...]
     row_height: int
 
     def build(self) -> alt.Chart:
-        fates = list(FATES)
-        return (
+        strip: alt.Chart = (
             alt.Chart(_named("strip"))
             .mark_rect(stroke="white", strokeWidth=0.3)
             .encode(
@@ -465,12 +495,7 @@ class StripLayout(Layout):
                 y=alt.Y("setup:N", title=None, sort=list(self.setups),
                         scale=alt.Scale(paddingInner=0.3, paddingOuter=0.15),
                         axis=alt.Axis(labelFontWeight="bold", labelFontSize=13, ticks=False, domain=False)),
-                color=alt.Color(
-                    "fate:N",
-                    title=None,
-                    scale=alt.Scale(domain=fates, range=[FATE_COLORS[f] for f in fates]),
-                    legend=alt.Legend(orient="top", direction="horizontal"),
-                ),
+                color=_fate_color(),
                 tooltip=[
                     alt.Tooltip("setup:N", title="setup"),
                     alt.Tooltip("fate:N", title="fate"),
@@ -481,6 +506,15 @@ class StripLayout(Layout):
             )
             .properties(height=alt.Step(self.row_height))
         )
+        return strip
+
+
+def _fate_color() -> alt.Color:
+    """Colour by fate (:data:`FATE_COLORS`, in the order of :data:`~compaction.history.FATES`), its legend on top:
+    the context strip's and the lifecycle chart's."""
+    fates = list(FATES)
+    return alt.Color("fate:N", title=None, scale=alt.Scale(domain=fates, range=[FATE_COLORS[f] for f in fates]),
+                     legend=alt.Legend(orient="top", direction="horizontal"))
 
 
 KIND_COLORS: Mapping[str, str] = {
@@ -522,7 +556,7 @@ def composition_chart(frame: pd.DataFrame, order: Sequence[str], *, selected_ste
 
 
 def composition_chart_data(frame: pd.DataFrame, order: Sequence[str], *, selected_step: int | None = None,
-                           height: int = 320) -> ChartData:
+                           height: int = 320) -> ChartData[alt.LayerChart]:
     """:func:`composition_chart` as :class:`ChartData`."""
     ranks = {k: i for i, k in enumerate(order)}
     return ChartData(CompositionLayout(tuple(order), height, selected_step),
@@ -530,7 +564,7 @@ def composition_chart_data(frame: pd.DataFrame, order: Sequence[str], *, selecte
 
 
 @dataclass(frozen=True)
-class CompositionLayout(Layout):
+class CompositionLayout(Layout[alt.LayerChart]):
     """The structure of the composition chart: the kinds in stacking order."""
 
     order: tuple[str, ...]
@@ -560,29 +594,26 @@ def lifecycle_chart(frame: pd.DataFrame, *, selected_step: int | None = None, he
     return chart_of(lifecycle_chart_data(frame, selected_step=selected_step, height=height))
 
 
-def lifecycle_chart_data(frame: pd.DataFrame, *, selected_step: int | None = None, height: int = 380) -> ChartData:
+def lifecycle_chart_data(frame: pd.DataFrame, *, selected_step: int | None = None, height: int = 380) -> ChartData[alt.LayerChart]:
     """:func:`lifecycle_chart` as :class:`ChartData`."""
     return ChartData(LifecycleLayout(height, selected_step), {"lifecycle": frame})
 
 
 @dataclass(frozen=True)
-class LifecycleLayout(Layout):
+class LifecycleLayout(Layout[alt.LayerChart]):
     """The structure of the lifecycle chart."""
 
     height: int
     selected_step: int | None
 
     def build(self) -> alt.LayerChart:
-        fates = list(FATES)
         rects = alt.Chart(_named("lifecycle")).mark_rect().encode(
             x=alt.X("start:Q", title="LLM call (step)", axis=alt.Axis(format="d", tickMinStep=1)),
             x2="end:Q",
             y=alt.Y("row:Q", title="message (oldest at the top)", scale=alt.Scale(reverse=True, nice=False, zero=True),
                     axis=alt.Axis(format="d")),
             y2="row_end:Q",
-            color=alt.Color("fate:N", title=None,
-                            scale=alt.Scale(domain=fates, range=[FATE_COLORS[f] for f in fates]),
-                            legend=alt.Legend(orient="top", direction="horizontal")),
+            color=_fate_color(),
             tooltip=[
                 alt.Tooltip("first_index:Q", title="message #"),
                 alt.Tooltip("messages:Q", title="messages in this row"),
@@ -598,7 +629,7 @@ class LifecycleLayout(Layout):
 
 def _with_step(chart: alt.Chart, step: int | None) -> alt.LayerChart:
     """``chart`` as a layered chart, with the selected-step rule on top when a step is given."""
-    layers: list = [chart]
+    layers: list[alt.Chart | alt.LayerChart] = [chart]
     if step is not None:
         layers.append(alt.LayerChart.from_dict(selected_step_layer(step)))
-    return alt.layer(*layers)
+    return layered(*layers)

@@ -234,11 +234,11 @@ def _number(text: str) -> Any:
             return text
 
 
-def _setups(args: argparse.Namespace):
+def _setups(args: argparse.Namespace) -> list[tuple[str, Setup]]:
     """Named setups from ``--setup LABEL=STRATEGY[:p=v,…]`` or the ``--strategy``/``--set`` shorthand."""
     policy = {"context_window": args.context_window, "compact_at": args.compact_at, "compact_to": args.compact_to,
               "counter": args.counter}
-    setups = []
+    setups: list[tuple[str, Setup]] = []
     for spec in args.setup or ():
         label, sep, rest = spec.partition("=")
         strategy, _, param_text = rest.partition(":")

@@ -64,7 +64,7 @@ class Comparison:
 
         return step_series(self.runs)
 
-    def chart_data(self, selected_step: int | None = None, height: int = 420) -> ChartData:
+    def chart_data(self, selected_step: int | None = None, height: int = 420) -> ChartData[alt.LayerChart]:
         """The app's tokens chart of these setups as :class:`~compaction.charts.ChartData`, from the app's own
         builder (:func:`compaction.run_charts.tokens_chart_data`)."""
         from .run_charts import tokens_chart_data

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from collections.abc import Sequence
+from typing import TypedDict
 
 import altair as alt
 import pandas as pd
 
 from .analysis.views import COST_KINDS
 from .charts import BASELINE_COLOR
+from .charts import layered
 from .charts import series_colors
 
 COST_KIND_COLORS: Mapping[str, str] = {
@@ -64,7 +66,7 @@ def cost_stack_chart(parts: pd.DataFrame, setup: str, measure: str = "tokens", *
     if measure not in MEASURE_TITLES:
         raise ValueError(f"measure must be one of {', '.join(MEASURE_TITLES)}, got {measure!r}")
     mine = parts[parts["setup"] == setup]
-    return alt.Chart(mine).mark_bar().encode(
+    chart: alt.Chart = alt.Chart(mine).mark_bar().encode(
         x=alt.X("step:Q", title="LLM call (step)", scale=alt.Scale(domainMin=0, nice=False)),
         x2="step_stop:Q",
         y=alt.Y(f"sum({measure}):Q", title=MEASURE_TITLES[measure], stack="zero",
@@ -78,6 +80,7 @@ def cost_stack_chart(parts: pd.DataFrame, setup: str, measure: str = "tokens", *
     ).transform_calculate(
         kind_order=_kind_order_expression(), step_stop="datum.step_end + 1",
     ).properties(height=height, width="container", title=f"{setup}: {MEASURE_TITLES[measure].lower()} per call")
+    return chart
 
 
 def _kind_order_expression() -> str:
@@ -100,14 +103,14 @@ def dollars_chart(summary: pd.DataFrame, colors: Mapping[str, str] | None = None
         y=alt.Y("setup:N", sort=setups), x=alt.X("baseline_dollars:Q"),
         tooltip=[alt.Tooltip("baseline_dollars:Q", title="uncompacted $", format="$,.4f")],
     )
-    return alt.layer(bars, baseline).properties(height=alt.Step(34), width="container",
-                                                title="Total $ per setup (grey tick: the uncompacted log)")
+    return layered(bars, baseline).properties(height=alt.Step(34), width="container",
+                                              title="Total $ per setup (grey tick: the uncompacted log)")
 
 
 def calibration_chart(series: pd.DataFrame) -> alt.Chart:
     """Reported vs simulated prompt tokens per call of the real run (frame from ``views.calibration_series``)."""
     names = [n for n in CALIBRATION_COLORS if n in set(series["series"])] if not series.empty else []
-    return alt.Chart(series).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
+    chart: alt.Chart = alt.Chart(series).mark_line(point=alt.OverlayMarkDef(size=18)).encode(
         x=alt.X("message_index:Q", title="Message index of the call"),
         y=alt.Y("tokens:Q", title="Prompt tokens"),
         color=alt.Color("series:N", title=None,
@@ -115,6 +118,14 @@ def calibration_chart(series: pd.DataFrame) -> alt.Chart:
         strokeDash=alt.condition("datum.series === 'reported'", alt.value([1, 0]), alt.value([5, 3])),
         tooltip=[alt.Tooltip("message_index:Q"), alt.Tooltip("series:N"), alt.Tooltip("tokens:Q", format=",.0f")],
     ).properties(height=220, width="container", title="Prompt tokens: reported by the provider vs simulated")
+    return chart
+
+
+class _Axes(TypedDict, total=False):
+    """The position channels of a heatmap's layers (``y`` only for a two-axis sweep)."""
+
+    x: alt.X
+    y: alt.Y
 
 
 def sweep_heatmap(cells: pd.DataFrame, x: str, y: str | None, metric: str) -> alt.LayerChart:
@@ -128,7 +139,7 @@ def sweep_heatmap(cells: pd.DataFrame, x: str, y: str | None, metric: str) -> al
         alt.Tooltip(f"{m}:Q", title=METRIC_TITLES.get(m, m), format="$,.4f" if m == "dollars" else ",.0f")
         for m in cells.columns if m not in fields and m != "error"
     ]
-    encoding = {"x": alt.X(f"{x}:O", title=x, axis=alt.Axis(labelAngle=0))}
+    encoding: _Axes = {"x": alt.X(f"{x}:O", title=x, axis=alt.Axis(labelAngle=0))}
     if y is not None:
         encoding["y"] = alt.Y(f"{y}:O", title=y, sort="descending")
     valid = cells[cells["error"] == ""]
@@ -150,7 +161,7 @@ def sweep_heatmap(cells: pd.DataFrame, x: str, y: str | None, metric: str) -> al
     if not invalid.empty:
         layers.append(alt.Chart(invalid).mark_rect(color="#e9ecef").encode(
             **encoding, tooltip=[alt.Tooltip(f"{f}:O") for f in fields] + [alt.Tooltip("error:N", title="invalid")]))
-    return alt.layer(*layers).properties(title=title, width="container", height=alt.Step(34))
+    return layered(*layers).properties(title=title, width="container", height=alt.Step(34))
 
 
 def fleet_distribution_chart(frame: pd.DataFrame, metric: str, colors: Mapping[str, str] | None = None
@@ -176,5 +187,5 @@ def fleet_distribution_chart(frame: pd.DataFrame, metric: str, colors: Mapping[s
         tooltip=[alt.Tooltip("log:N"), alt.Tooltip("conversation:N"), alt.Tooltip("setup:N"),
                  alt.Tooltip(f"{metric}:Q", title=title, format="$,.4f" if metric == "dollars" else ",.0f")],
     ).transform_calculate(jitter="(random() - 0.5) * 16")
-    return alt.layer(box, points).properties(height=alt.Step(56), width="container",
-                                             title=f"{title} per conversation")
+    return layered(box, points).properties(height=alt.Step(56), width="container",
+                                           title=f"{title} per conversation")

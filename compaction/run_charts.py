@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from collections.abc import Sequence
 
+import altair as alt
+
 from . import anatomy
 from . import charts
 from . import views
@@ -24,7 +26,7 @@ def series_colors(runs: Sequence[Run], setup_colors: Mapping[str, str] | None = 
 
 def tokens_chart_data(runs: Sequence[Run], context_window: int | None = None,
                       colors: Mapping[str, str] | None = None, height: int = 420,
-                      selected_step: int | None = None) -> charts.ChartData:
+                      selected_step: int | None = None) -> charts.ChartData[alt.LayerChart]:
     """The tokens chart of ``runs``: each setup's line, the uncompacted log, compactions and declined triggers, the
     window (``context_window``, or each setup's own when None) with every trigger and target, each setup's floor
     band, the provider-reported usage and the log's own compactions. ``colors``: by series name (default

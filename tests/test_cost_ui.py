@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import cost_app
 import pytest
 from conftest import SAMPLES
 from conftest import real_log
@@ -29,25 +30,8 @@ SETUPS = (Setup("haystack.tool_result_pruning", context_window=20000, label="A")
 
 
 # ------------------------------------------------------------------------------------------------ harnesses
-def _costs_script(log_path: str, setups_json: str) -> None:
-    import streamlit as st
-
-    import compaction
-    from compaction.setups import setups_from_json
-    from compaction.ui.costs import show_costs
-
-    @st.cache_resource
-    def runs_of(path: str, text: str):
-        conv = compaction.load(path)
-        return conv, [(s.label, s.run(conv)) for s in setups_from_json(text)]
-
-    conversation, runs = runs_of(log_path, setups_json)
-    show_costs(conversation, runs, {"A": "#1c83e1", "B": "#d6336c"})
-
-
 def costs_app(log_path: str, setups=SETUPS) -> AppTest:
-    return AppTest.from_function(_costs_script, args=(log_path, setups_to_json(setups)),
-                                 default_timeout=TIMEOUT).run()
+    return cost_app.costs_app(log_path, setups, {"A": "#1c83e1", "B": "#d6336c"}, TIMEOUT)
 
 
 def metric_values(at: AppTest, label: str) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import cost_app
 import pytest
 from conftest import ROOT
 from conftest import SAMPLES
@@ -18,7 +19,6 @@ from compaction.analysis.calibration import calibrate
 from compaction.analysis.costs import compare_costs
 from compaction.analysis.costs import price_model
 from compaction.setups import Setup
-from compaction.setups import setups_to_json
 from compaction.ui import settings
 from compaction.ui import source
 
@@ -111,24 +111,8 @@ def test_a_window_from_a_link_or_import_is_kept():
 SETUPS = (Setup("haystack.tool_result_pruning", context_window=40_000, label="A"),)
 
 
-def _costs_script(log_path: str, setups_json: str) -> None:
-    import streamlit as st
-
-    import compaction
-    from compaction.setups import setups_from_json
-    from compaction.ui.costs import show_costs
-
-    @st.cache_resource
-    def runs_of(path: str, text: str):
-        conv = compaction.load(path)
-        return conv, [(s.label, s.run(conv)) for s in setups_from_json(text)]
-
-    conversation, runs = runs_of(log_path, setups_json)
-    show_costs(conversation, runs, {"A": "#1c83e1"})
-
-
 def costs_app(path: str) -> AppTest:
-    return AppTest.from_function(_costs_script, args=(path, setups_to_json(SETUPS)), default_timeout=TIMEOUT).run()
+    return cost_app.costs_app(path, SETUPS, {"A": "#1c83e1"}, TIMEOUT)
 
 
 def totals(at: AppTest) -> list[str]:

@@ -32,6 +32,7 @@ from importlib import resources
 from itertools import compress
 from itertools import count
 from operator import is_not
+from typing import TYPE_CHECKING
 from typing import Any
 
 from ..conversation import Conversation
@@ -39,6 +40,9 @@ from ..conversation import Message
 from ..conversation import ToolSchema
 from ..replay import Replay
 from ..tokens import Counter
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TTL_SECONDS = {"5m": 300, "1h": 3600}
 
@@ -78,7 +82,8 @@ class PriceModel:
 @lru_cache(maxsize=1)
 def price_table() -> dict[str, Any]:
     """The bundled, dated price data (``prices.json``)."""
-    return json.loads(resources.files(__package__).joinpath("prices.json").read_text(encoding="utf-8"))
+    table: dict[str, Any] = json.loads(resources.files(__package__).joinpath("prices.json").read_text(encoding="utf-8"))
+    return table
 
 
 def price_model(model: str = "claude-sonnet-4-6", ttl: str = "5m", **overrides: Any) -> PriceModel:
@@ -145,7 +150,7 @@ class CostReport:
             "cold_calls": sum(c.cold for c in self.calls),
         }
 
-    def frame(self):
+    def frame(self) -> pd.DataFrame:
         import pandas as pd
 
         return pd.DataFrame([c.__dict__ for c in self.calls])
@@ -210,7 +215,7 @@ class _RunningContext:
         self.counter, self.tools = counter, tools
         self.messages: list[Message] = []
         self.tally = counter.tally(tools=tools)
-        self._marks: list = [self.tally.checkpoint()]  # _marks[k]: the count after the first k messages
+        self._marks: list[object] = [self.tally.checkpoint()]  # (a tally's marks are opaque)  # _marks[k]: the count after the first k messages
 
     def cut(self, keep: int) -> None:
         """Keep the first ``keep`` messages only."""

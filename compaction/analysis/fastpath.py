@@ -45,6 +45,22 @@ STRATEGY = "haystack.tool_result_pruning"
 _VARIABLE = {"context_window", "compact_at", "compact_to", "min_keep_steps", "min_tokens"}
 
 
+#: what pruning may replace under a ``min_tokens`` (see :func:`_eligible`)
+_Eligible = tuple[np.ndarray, list[int], list[int], list[int], list[int]]
+
+
+@dataclass
+class _Memo:
+    """What runs over one layout compute once: the eligible results per ``min_tokens``, the cold calls per TTL
+    (seconds), the baseline dollars per prices, and each result's last need with the calls' original indices."""
+
+    eligible: dict[int, _Eligible] = field(default_factory=dict)
+    cold: dict[int, np.ndarray] = field(default_factory=dict)
+    baseline: dict[PriceModel, float] = field(default_factory=dict)
+    need: np.ndarray | None = None
+    call_originals: np.ndarray | None = None
+
+
 @dataclass(frozen=True)
 class _Layout:
     """Per-log arrays shared by every configuration."""
@@ -74,7 +90,7 @@ class _Layout:
     call_positions: list[int] = field(default_factory=list)
     result_positions_list: list[int] = field(default_factory=list)
     #: runs' memo: cold calls per TTL, baseline dollars per prices, each result's last need
-    memo: dict = field(default_factory=dict, compare=False)
+    memo: _Memo = field(default_factory=_Memo, compare=False)
 
 
 def _placeholder_message(m: Message, placeholder: str) -> Message:
@@ -231,7 +247,8 @@ def _run(lay: _Layout, window: int, compact_at: float, compact_to: float, min_ke
             declined += 1
         after[k] = _count(int(units_k[k]) - su, int(nontext_k[k]) - snt, a, cpt, T)
         k += 1
-    counts = np.diff(np.array([*starts, K], dtype=np.int64))
+    bounds = np.array([*starts, K], dtype=np.int64)
+    counts = bounds[1:] - bounds[:-1]  # np.diff, which numpy's stubs type as timedelta64 here
     saved_units_before = np.repeat(np.array(seg_su, dtype=np.int64), counts)
     saved_nontext_before = np.repeat(np.array(seg_snt, dtype=np.int64), counts)
     sent = _with_tools(units_k - saved_units_before, nontext_k - saved_nontext_before, T, cpt, calls)
@@ -243,27 +260,26 @@ def _run(lay: _Layout, window: int, compact_at: float, compact_to: float, min_ke
     return _Run(sent, compacted, declined, eligible[:ptr].tolist(), pruned_step, read, write, uncached)
 
 
-def _eligible(lay: _Layout, min_tokens: int) -> tuple[np.ndarray, list[int], list[int], list[int], list[int]]:
+def _eligible(lay: _Layout, min_tokens: int) -> _Eligible:
     """The results pruning may replace under ``min_tokens`` (indices into the layout's results), and from the first
     of them the running sums of the tokens, units and non-text tokens each saves, and their positions."""
-    key = ("eligible", min_tokens)
-    if key not in lay.memo:
+    if min_tokens not in lay.memo.eligible:
         eligible = np.nonzero((~lay.skippable) & (lay.result_tok > min_tokens) & (lay.saved_tok > 0))[0]
 
         def running(values: np.ndarray) -> list[int]:
             return [0, *np.cumsum(values[eligible]).tolist()]
 
-        lay.memo[key] = (eligible, running(lay.saved_tok), running(lay.saved_units), running(lay.saved_nontext),
-                         lay.result_positions[eligible].tolist())
-    return lay.memo[key]
+        lay.memo.eligible[min_tokens] = (eligible, running(lay.saved_tok), running(lay.saved_units),
+                                         running(lay.saved_nontext), lay.result_positions[eligible].tolist())
+    return lay.memo.eligible[min_tokens]
 
 
 def _cold_calls(lay: _Layout, prices: PriceModel) -> np.ndarray:
     """Calls whose cache is unusable: the first call, and calls after a gap longer than the TTL."""
-    key = ("cold", prices.ttl_seconds)
-    if key not in lay.memo:
-        lay.memo[key] = _find_cold_calls(lay, prices)
-    return lay.memo[key]
+    ttl = prices.ttl_seconds
+    if ttl not in lay.memo.cold:
+        lay.memo.cold[ttl] = _find_cold_calls(lay, prices)
+    return lay.memo.cold[ttl]
 
 
 def _find_cold_calls(lay: _Layout, prices: PriceModel) -> np.ndarray:
@@ -355,10 +371,11 @@ def _information_score(conv: Conversation, lay: _Layout, run: _Run) -> int:
     (each result's last need is found once per log, then every configuration compares arrays)."""
     if not run.pruned:
         return 0
-    need = lay.memo.get("need")
-    if need is None:  # each result's last need, found the first time a run prunes it
-        need = lay.memo["need"] = np.full(len(lay.result_positions_list), -2, dtype=np.int64)
-        lay.memo["call_originals"] = np.array([lay.originals[p] for p in lay.call_positions], dtype=np.int64)
+    need, call_originals = lay.memo.need, lay.memo.call_originals
+    if need is None or call_originals is None:  # each result's last need, found the first time a run prunes it
+        need = lay.memo.need = np.full(len(lay.result_positions_list), -2, dtype=np.int64)
+        call_originals = lay.memo.call_originals = np.array([lay.originals[p] for p in lay.call_positions],
+                                                            dtype=np.int64)
     pruned = np.array(run.pruned, dtype=np.int64)
     unknown = pruned[need[pruned] == -2]
     if unknown.size:
@@ -367,20 +384,19 @@ def _information_score(conv: Conversation, lay: _Layout, run: _Run) -> int:
         index = _conversation_index(conv)
         for r in unknown.tolist():
             need[r] = index.latest_need(lay.originals[lay.result_positions_list[r]])
-    removed_from = lay.memo["call_originals"][np.array(run.pruned_step, dtype=np.int64)]
+    removed_from = call_originals[np.array(run.pruned_step, dtype=np.int64)]
     return int(np.count_nonzero(need[pruned] >= removed_from))
 
 
 def _baseline_dollars(lay: _Layout, prices: PriceModel, cold: np.ndarray) -> float:
     """The uncompacted run's dollars, once per layout and prices."""
-    key = ("baseline", prices)
-    if key not in lay.memo:
+    if prices not in lay.memo.baseline:
         sent = lay.baseline_units
         zeros = np.zeros(len(sent), dtype=np.int64)
         read, write, uncached = _cache_split(lay, sent, np.full(len(sent), -1, dtype=np.int64), zeros, zeros, prices,
                                              cold)
-        lay.memo[key] = _dollars(prices, uncached, read, write, lay)
-    return lay.memo[key]
+        lay.memo.baseline[prices] = _dollars(prices, uncached, read, write, lay)
+    return lay.memo.baseline[prices]
 
 
 def _dollars(prices: PriceModel, uncached: np.ndarray, read: np.ndarray, write: np.ndarray, lay: _Layout) -> float:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from typing import Any
 
 from ..setups import Setup
@@ -44,6 +45,9 @@ from .fleet_work import named_setups
 from .fleet_work import run_file
 from .fleet_work import run_task
 from .fleet_work import weight
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["LOG_SUFFIXES", "FleetResult", "corpus", "find_logs", "fleet", "run_log", "TASK_WEIGHT"]
 
@@ -71,7 +75,7 @@ class FleetResult:
     setups: list[str] = field(default_factory=list)
     computed: int = 0  # rows computed by this run (the others came from the output's cache)
 
-    def frame(self):
+    def frame(self) -> pd.DataFrame:
         import pandas as pd
 
         return pd.DataFrame(self.rows)
@@ -144,12 +148,12 @@ def fleet(logs: Iterable[str | Path], setups: Sequence[tuple[str, Setup]] | Sequ
     named = tuple(named_setups(setups, prices, with_information))
     store = RowStore(output) if output is not None else None
     known = store.read_index() if store is not None else {}
-    cached: dict[tuple, dict[str, Any]] = {}
+    cached: dict[tuple[str, int | None, str | None], dict[str, Any]] = {}  # by row_key
     if store is not None:
         for row in store.rows():
             cached[row_key(row)] = row
     order = {p: i for i, p in enumerate(paths)}
-    setup_order = {n.name: i for i, n in enumerate(named)}
+    setup_order: dict[str | None, int] = {n.name: i for i, n in enumerate(named)}  # (a row without a setup: -1)
     rows: list[dict[str, Any]] = []
     computed = 0
     total = 0

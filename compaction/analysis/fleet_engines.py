@@ -19,7 +19,14 @@ from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import wait
+from typing import TYPE_CHECKING
 from typing import Any
+
+if TYPE_CHECKING:
+    from dask.distributed import Client
+    from dask.distributed import Future
+    from dask.distributed import LocalCluster
+    from dask.typing import Key
 
 ENGINES = ("local", "dask")
 #: tasks in flight per worker: a local pool hands them out at once; a Dask scheduler needs a deeper queue to keep
@@ -48,7 +55,8 @@ class Engine:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.kind, self.workers, self.scheduler = engine, workers, scheduler
         self._pool: ProcessPoolExecutor | None = None
-        self._client = self._cluster = None
+        self._client: Client | None = None
+        self._cluster: LocalCluster | None = None
 
     def __enter__(self) -> Engine:
         if self.kind == "dask":
@@ -87,7 +95,8 @@ class Engine:
     def slots(self) -> int:
         """Tasks that can run at once."""
         if self._client is not None and self.scheduler is not None:
-            return max(sum(w.get("nthreads", 1) for w in self._client.scheduler_info()["workers"].values()), 1)
+            threads: int = sum(w.get("nthreads", 1) for w in self._client.scheduler_info()["workers"].values())
+            return max(threads, 1)
         return self.workers
 
     def run(self, items: Iterable[Any], fn: Callable[[Any], Any],
@@ -120,20 +129,23 @@ class Engine:
                     queue.extend(more(item, result))
                 yield item, result
 
-    def _run_dask(self, queue: deque, fn: Callable[[Any], Any], more) -> Iterator[tuple[Any, Any]]:
+    def _run_dask(self, queue: deque[Any], fn: Callable[[Any], Any],
+                  more: Callable[[Any, Any], Iterable[Any]] | None) -> Iterator[tuple[Any, Any]]:
         from dask.distributed import as_completed
 
+        client = self._client
+        assert client is not None
         limit = self.slots * DASK_IN_FLIGHT
         submitted = 0
 
-        def submit(item: Any):
+        def submit(item: Any) -> Future[Any]:
             nonlocal submitted
             submitted += 1
-            future = self._client.submit(fn, item, pure=False, priority=-submitted)
+            future = client.submit(fn, item, pure=False, priority=-submitted)
             items[future.key] = item
             return future
 
-        items: dict[str, Any] = {}
+        items: dict[Key, Any] = {}
         pending = as_completed([submit(queue.popleft()) for _ in range(min(limit, len(queue)))])
         in_flight = pending.count()
         while in_flight:

@@ -17,9 +17,15 @@ from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 from typing import Any
+from typing import TextIO
 
 from .fleet_work import FileIndex
+
+if TYPE_CHECKING:
+    from _csv import Writer
 
 #: the columns of a fleet row, in the order files hold them
 COLUMNS = ("log", "digest", "conversation", "conversation_index", "format", "llm_calls", "setup", "base", "values",
@@ -75,10 +81,10 @@ class RowStore:
         if self.parquet and self.path.exists() and not self.path.is_dir():
             raise ValueError(f"{path}: expected a folder of Parquet parts (this output is written as one)")
         self._buffer: list[dict[str, Any]] = []
-        self._fh = None
-        self._writer = None
+        self._fh: TextIO | None = None
+        self._writer: Writer | None = None
         self._parts = 0
-        self._index_fh = None
+        self._index_fh: TextIO | None = None
 
     # ------------------------------------------------------------------------------------------- the index
     @property
@@ -163,7 +169,7 @@ class RowStore:
             if len(self._buffer) >= PARQUET_PART_ROWS:
                 self._write_part()
             return
-        if self._writer is None:
+        if self._writer is None or self._fh is None:  # (opened together)
             self.path.parent.mkdir(parents=True, exist_ok=True)
             new = not self.path.exists() or self.path.stat().st_size == 0
             if not new:
@@ -206,16 +212,18 @@ class RowStore:
             self._index_fh = None
 
 
-def _arrow():
+def _arrow() -> ModuleType:
     try:
         import pyarrow
     except ImportError as exc:  # pragma: no cover - pyarrow comes with streamlit
         raise ValueError("Parquet output needs pyarrow (pip install pyarrow); or write a .csv") from exc
-    return pyarrow
+    module: ModuleType = pyarrow  # (untyped: Any to mypy)
+    return module
 
 
-def _parquet():
+def _parquet() -> ModuleType:
     _arrow()
     import pyarrow.parquet
 
-    return pyarrow.parquet
+    module: ModuleType = pyarrow.parquet
+    return module

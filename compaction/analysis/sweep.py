@@ -11,10 +11,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
+from collections.abc import Hashable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from typing import Any
 
 from ..conversation import Conversation
@@ -27,6 +29,9 @@ from .costs import PriceModel
 from .costs import compare_costs
 from .costs import price_model
 from .information import information_score
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 METRICS = ("dollars", "peak_tokens", "compactions", "thrash", "information_loss", "tokens_sent", "declined",
            "calls_over_window")
@@ -44,6 +49,12 @@ def _resolved(conv: Conversation, setup: Setup) -> Setup:
     from ..models import resolve_context_window
 
     return setup.replace(context_window=int(resolve_context_window(conv).value))
+
+
+def _window(setup: Setup) -> int:
+    """The window of a setup :func:`_resolved` resolved (or one swept over, which every row then states)."""
+    assert setup.context_window is not None, "the setup's window is resolved before it is evaluated"
+    return setup.context_window
 
 
 def evaluate(conv: Conversation, setup: Setup, prices: PriceModel | None = None,
@@ -103,7 +114,7 @@ def evaluate_many(conv: Conversation, setups: Sequence[Setup], prices: PriceMode
     prices = prices or price_model()
     resolved = [_resolved(conv, s) for s in setups]
     rows: list[dict[str, Any] | None] = [None] * len(resolved)
-    groups: dict[tuple, list[int]] = {}
+    groups: dict[tuple[Hashable, ...], list[int]] = {}
     for i, s in enumerate(resolved):
         groups.setdefault((s.strategy, s.params, s.counter, s.context_window), []).append(i)
     for members in groups.values():
@@ -118,7 +129,7 @@ def evaluate_many(conv: Conversation, setups: Sequence[Setup], prices: PriceMode
         for i in ordered:
             s = resolved[i]
             if shared is not None and _valid(s) and (policy != "threshold" or (
-                    quiet_below is not None and s.context_window * s.compact_at > quiet_below)):
+                    quiet_below is not None and _window(s) * s.compact_at > quiet_below)):
                 rows[i] = dict(shared)
                 continue
             row, quiet = _evaluate(conv, s, prices, with_information)
@@ -133,6 +144,8 @@ def evaluate_many(conv: Conversation, setups: Sequence[Setup], prices: PriceMode
 
 
 def _valid(setup: Setup) -> bool:
+    if setup.context_window is None:  # (what validate_threshold refuses too)
+        return False
     try:
         validate_threshold(setup.context_window, setup.compact_at, setup.compact_to)
     except ValueError:
@@ -148,7 +161,7 @@ class SweepResult:
     axes: dict[str, list[Any]]
     rows: list[dict[str, Any]]
 
-    def frame(self):
+    def frame(self) -> pd.DataFrame:
         import pandas as pd
 
         return pd.DataFrame(self.rows)
@@ -161,7 +174,7 @@ class SweepResult:
         for row in self.rows:
             if "error" in row:
                 continue
-            window = row.get("context_window", self.setup.context_window)
+            window = row["context_window"] if "context_window" in row else _window(self.setup)
             if row["peak_tokens"] > window * safety:
                 continue
             if max_compactions is not None and row["compactions"] > max_compactions:
@@ -192,7 +205,7 @@ def linspace(start: float, stop: float, count: int, digits: int = 4) -> list[flo
     return [round(start + i * step, digits) for i in range(count)]
 
 
-def _evaluate_chunk(args: tuple[Conversation, Setup, list[dict[str, Any]], PriceModel, bool]) -> list[dict]:
+def _evaluate_chunk(args: tuple[Conversation, Setup, list[dict[str, Any]], PriceModel, bool]) -> list[dict[str, Any]]:
     conv, setup, combos, prices, info = args
     rows = evaluate_many(conv, [setup.with_values(values) for values in combos], prices, info)
     return [{**values, **row} for values, row in zip(combos, rows)]
@@ -219,10 +232,9 @@ def sweep(conv: Conversation, setup: Setup, axes: Mapping[str, Sequence[Any]], *
 
     fast = fast_sweep_rows(conv, setup, combos, prices, with_information)
     if fast is not None:
-        rows = fast
         if progress:
-            progress(len(rows), len(rows))
-        return SweepResult(setup, {k: list(v) for k, v in axes.items()}, rows)
+            progress(len(fast), len(fast))
+        return SweepResult(setup, {k: list(v) for k, v in axes.items()}, fast)
 
     rows: list[dict[str, Any]] = []
     # one chunk on one worker: setups that replay the same share one replay (evaluate_many)

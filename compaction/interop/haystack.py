@@ -91,7 +91,7 @@ def _no_op(**_: Any) -> str:
 def to_haystack_tools(schemas: Sequence[ToolSchema]) -> list[Any]:
     """Tool schemas as haystack ``Tool`` objects (same name, description and parameters; a no-op function)."""
     _require_haystack()
-    from haystack.tools import Tool
+    from haystack.tools.tool import Tool  # (haystack.tools re-exports it without declaring it)
 
     tools = []
     for schema in schemas:
@@ -114,8 +114,8 @@ class _Recorder:
     """A haystack tracer whose spans keep their tags, so the driver can read what the hook reported."""
 
     def __init__(self) -> None:
-        from haystack.tracing import Span
-        from haystack.tracing import Tracer
+        from haystack.tracing.tracer import Span  # (haystack.tracing re-exports these without declaring them)
+        from haystack.tracing.tracer import Tracer
 
         # haystack (typed) is Any where mypy runs without it installed; with it, the ignores are unused
         class RecordingSpan(Span):  # type: ignore[misc, unused-ignore]
@@ -158,15 +158,16 @@ class _Recorder:
 @contextlib.contextmanager
 def _recording() -> Iterator[_Recorder]:
     """Install a recording tracer for the duration of the block, restoring whatever tracer was active."""
-    from haystack import tracing
+    from haystack.tracing.tracer import enable_tracing  # (what haystack.tracing re-exports)
+    from haystack.tracing.tracer import tracer as proxy  # haystack's global ProxyTracer (haystack.tracing.tracer)
 
     recorder = _Recorder()
-    previous = tracing.tracer.actual_tracer
-    tracing.enable_tracing(recorder.tracer)
+    previous = proxy.actual_tracer
+    enable_tracing(recorder.tracer)
     try:
         yield recorder
     finally:
-        tracing.tracer.actual_tracer = previous
+        proxy.actual_tracer = previous
 
 
 # ------------------------------------------------------------------------------------------------- driver

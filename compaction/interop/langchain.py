@@ -23,13 +23,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from typing import Any
+from typing import cast
 
 from ..conversation import Conversation
 from ..conversation import Message
 from ..langchain_counter import langchain_content
 from ..langchain_counter import langchain_name
 from ..langchain_counter import langchain_tool_calls
+
+if TYPE_CHECKING:
+    from langchain.agents.middleware import AgentState
+    from langchain_core.messages import AnyMessage
+    from langchain_core.messages import MessageLikeRepresentation
 
 
 def _require_langchain() -> None:
@@ -91,6 +98,15 @@ class MiddlewareCall:
     sent: tuple[Any, ...]  # what the model received: the system prompt, then the request's messages
 
 
+def _add_messages(messages: Sequence[AnyMessage], update: Any) -> list[AnyMessage]:
+    """LangGraph's ``add_messages`` reducer on the agent state's messages: given a list it returns a list of messages
+    (its annotation is any input it accepts, a single message or a string too)."""
+    from langgraph.graph.message import add_messages
+
+    left: list[MessageLikeRepresentation] = [*messages]  # (a copy: add_messages makes one too)
+    return cast("list[AnyMessage]", add_messages(left, update))
+
+
 def drive_langchain_middleware(
     conversation: Conversation,
     middleware: Any,
@@ -112,7 +128,6 @@ def drive_langchain_middleware(
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
     from langchain_core.messages.utils import count_tokens_approximately
-    from langgraph.graph.message import add_messages
 
     from ..replay import hidden_from_agent
 
@@ -124,7 +139,7 @@ def drive_langchain_middleware(
     wraps = type(middleware).wrap_model_call is not AgentMiddleware.wrap_model_call
 
     system: list[Any] = []
-    state: dict[str, Any] = {"messages": []}
+    state: AgentState[Any] = {"messages": []}
     calls: list[MiddlewareCall] = []
     in_prompt = True  # still reading the leading system messages (the agent's system prompt)
     for index, message in enumerate(conversation.messages):
@@ -134,7 +149,7 @@ def drive_langchain_middleware(
             before = count([*system, *state["messages"]])
             update = middleware.before_model(state, None) if overrides else None
             if update and "messages" in update:
-                state["messages"] = add_messages(state["messages"], update["messages"])
+                state["messages"] = _add_messages(state["messages"], update["messages"])
             received: list[Any] = []
 
             def handler(request: Any, received: list[Any] = received) -> Any:
@@ -154,5 +169,5 @@ def drive_langchain_middleware(
             system.append(converted)
             continue
         in_prompt = False
-        state["messages"] = add_messages(state["messages"], [converted])
+        state["messages"] = _add_messages(state["messages"], [converted])
     return calls

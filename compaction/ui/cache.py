@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import altair as alt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -145,7 +146,8 @@ def arrow_bytes(frame: pd.DataFrame) -> bytes:
     sink = pa.BufferOutputStream()
     with pa.RecordBatchStreamWriter(sink, table.schema) as writer:
         writer.write_table(table)
-    return sink.getvalue().to_pybytes()
+    data: bytes = sink.getvalue().to_pybytes()  # pyarrow is untyped
+    return data
 
 
 #: identifies a set of replays shown together: ``((label, ReplayKey), …)``
@@ -159,20 +161,20 @@ class ChartSpec:
     no rows converted again on a rerun); ``spec`` is the plain Vega-Lite dict, for exports. Shared by every rerun
     and session: never modify them (``charts.with_selected_step`` copies)."""
 
-    data: charts.ChartData
-    ready: dict
+    data: charts.ChartData[alt.TopLevelMixin]
+    ready: dict[str, Any]
 
     @classmethod
-    def of(cls, data: charts.ChartData) -> ChartSpec:
+    def of(cls, data: charts.ChartData[alt.TopLevelMixin]) -> ChartSpec:
         template = charts.template(data.layout)
         arrow = {name: arrow_bytes(frame) for name, frame in data.frames.items()}
         return cls(data, {**template, "datasets": {**template.get("datasets", {}), **arrow}})
 
     @cached_property
-    def spec(self) -> dict:
+    def spec(self) -> dict[str, Any]:
         return charts.spec_of(self.data)
 
-    def at_step(self, step: int | None) -> dict:
+    def at_step(self, step: int | None) -> dict[str, Any]:
         """``ready`` with the selected step marked. The tokens chart holds the step in its own dataset, so its spec
         stays the same from step to step and the browser redraws the chart in place; other charts get a layer."""
         if charts.SELECTED_DATASET in self.ready.get("datasets", {}):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from collections.abc import Sequence
+from typing import Literal
 
 import streamlit as st
 
@@ -81,7 +82,7 @@ def _chosen_setups(labels: Sequence[str]) -> list[str]:
     state = st.session_state
     if COMPARE_KEY in state:
         state[COMPARE_KEY] = [label for label in state[COMPARE_KEY] if label in labels] or list(labels)
-    return st.multiselect("Setups side by side", list(labels), **settings.initial(COMPARE_KEY, default=list(labels)),
+    return st.multiselect("Setups side by side", list(labels), **settings.initial_default(COMPARE_KEY, list(labels)),
                           key=COMPARE_KEY, help="Line up any two, or all, of the setups.")
 
 
@@ -281,6 +282,6 @@ def _verbatim(message: Message) -> None:
         st.caption(f"… {cut:,} more characters not shown.")
 
 
-def _code_height(text: str) -> int | str:
+def _code_height(text: str) -> int | Literal["content"]:
     """Long texts scroll inside a fixed-height block instead of stretching the row."""
     return 320 if text.count("\n") > 14 or len(text) > 1500 else "content"

@@ -22,6 +22,7 @@ import streamlit as st
 
 from compaction import cost_charts
 from compaction.analysis import views
+from compaction.analysis.costs import PriceModel
 from compaction.analysis.costs import price_model
 from compaction.analysis.fleet import FleetResult
 from compaction.analysis.fleet import find_logs
@@ -128,7 +129,8 @@ def _choose_logs(key: str) -> list[FleetLog]:
     return logs
 
 
-def _run(logs: Sequence[FleetLog], setups: Sequence[tuple[str, Setup]], prices, with_information: bool) -> FleetRun:
+def _run(logs: Sequence[FleetLog], setups: Sequence[tuple[str, Setup]], prices: PriceModel, with_information: bool
+         ) -> FleetRun:
     bar = st.progress(0.0, text=f"Running {len(setups)} setups over {len(logs)} logs…")
 
     def progress(done: int, total: int) -> None:

@@ -5,15 +5,19 @@ The setup in focus is chosen here (and by :func:`.state.add_setup`); the export 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from collections.abc import Mapping
 from collections.abc import Sequence
 
 import streamlit as st
 
 from compaction import charts
+from compaction.replay import Replay
 
 from . import cache
 from . import state
+from .results import SetupResult
+from .results import replayed_setups
 from .text import escape_markdown
 from .text import setup_title
 
@@ -47,9 +51,23 @@ def choose_focus(labels_by_id: Mapping[str, str]) -> str | None:
     return chosen
 
 
-def show_inside(results: Sequence, step: int) -> None:
+#: the charts of the setup in focus, in order: title, what the spinner says while it is built, its (cached) spec,
+#: and the caption under it
+INSIDE_CHARTS: tuple[tuple[str, str, Callable[[cache.ReplayKey, Replay], cache.ChartSpec], str], ...] = (
+    ("What the context is made of", "Measuring the context of each call…", cache.composition_spec,
+     "Tokens sent per call by kind, each message counted on its own with this setup's counter (framing between "
+     "messages is not attributed, so the stack can differ slightly from the tokens chart). Long logs are sampled at "
+     "up to 150 calls."),
+    ("Message lifecycle", "Following every message through the replay…", cache.lifecycle_spec,
+     "One row per message of the log (oldest at the top), from the call where it first appears: grey while sent as "
+     "logged, then pruned, collapsed or dropped as the setup compacts. Hover for a preview. On long logs "
+     "neighbouring messages share a row (their commonest fate)."),
+)
+
+
+def show_inside(results: Sequence[SetupResult], step: int) -> None:
     """Composition and lifecycle charts of the setup in focus, with the selected step marked."""
-    replayed = [r for r in results if r.replay is not None and r.key is not None]
+    replayed = replayed_setups(results)
     st.subheader("Inside one setup", anchor="inside")
     chosen = choose_focus({r.setup.id: r.setup.label for r in replayed})
     result = next((r for r in replayed if r.setup.id == chosen), None)
@@ -57,17 +75,9 @@ def show_inside(results: Sequence, step: int) -> None:
         return
     st.markdown(f"**{setup_title(result.setup.label, result.setup.color)}** · "
                 f"{escape_markdown(result.replay.strategy.title)}")
-    st.markdown("**What the context is made of**")
-    with st.spinner("Measuring the context of each call…"):
-        composition = cache.composition_spec(result.key, result.replay)
-    st.vega_lite_chart(charts.with_selected_step(composition.ready, step), width="stretch")
-    st.caption("Tokens sent per call by kind, each message counted on its own with this setup's counter (framing "
-               "between messages is not attributed, so the stack can differ slightly from the tokens chart). Long "
-               "logs are sampled at up to 150 calls.")
-    st.markdown("**Message lifecycle**")
-    with st.spinner("Following every message through the replay…"):
-        lifecycle = cache.lifecycle_spec(result.key, result.replay)
-    st.vega_lite_chart(charts.with_selected_step(lifecycle.ready, step), width="stretch")
-    st.caption("One row per message of the log (oldest at the top), from the call where it first appears: grey "
-               "while sent as logged, then pruned, collapsed or dropped as the setup compacts. Hover for a preview. "
-               "On long logs neighbouring messages share a row (their commonest fate).")
+    for title, working, chart_spec, caption in INSIDE_CHARTS:
+        st.markdown(f"**{title}**")
+        with st.spinner(working):
+            spec = chart_spec(result.key, result.replay)
+        st.vega_lite_chart(charts.with_selected_step(spec.ready, step), width="stretch")
+        st.caption(caption)

@@ -18,6 +18,7 @@ from compaction.summarizers import LiveEstimate
 from compaction.summarizers import live_enabled
 
 from . import state
+from .results import SetupResult
 from .text import escape_markdown
 
 
@@ -30,7 +31,7 @@ def describe(estimate: LiveEstimate) -> str:
             f"{estimate.max_output_tokens:,} output tokens")
 
 
-def show_withheld(results: Sequence) -> None:
+def show_withheld(results: Sequence[SetupResult]) -> None:
     """One notice per setup whose live-summarizer requests were withheld (``results``: the
     :class:`~.results.SetupResult` list), with a confirmation button where the operator enabled live calls."""
     enabled = live_enabled()

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import streamlit as st
+from streamlit.elements.lib.mutable_tab_container import TabContainer
 
 TAB_KEY = "view.tab"
 PENDING_KEY = "view.tab.next"
@@ -17,7 +18,7 @@ TABS = {"explore": ":material/view_column: Contexts side by side", "inside": ":m
         "sweep": ":material/grid_on: Sweep", "fleet": ":material/folder_copy: Fleet"}
 
 
-def analysis_tabs() -> Sequence:
+def analysis_tabs() -> Sequence[TabContainer]:
     """The tab containers in :data:`TABS` order; each has ``.open`` (only the open one should be filled)."""
     pending = st.session_state.pop(PENDING_KEY, None)
     if pending is not None:

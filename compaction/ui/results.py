@@ -52,6 +52,20 @@ class SetupResult:
     withheld: tuple[WithheldRequest, ...] = ()
 
 
+@dataclass(frozen=True)
+class ReplayedSetup:
+    """A setup that was replayed: its replay and the cache key it was replayed under."""
+
+    setup: SetupSpec
+    replay: Replay
+    key: cache.ReplayKey
+
+
+def replayed_setups(results: Sequence[SetupResult]) -> list[ReplayedSetup]:
+    """The replayed setups (those with a replay and its key), in order."""
+    return [ReplayedSetup(r.setup, r.replay, r.key) for r in results if r.replay is not None and r.key is not None]
+
+
 def run_setups(conversation: Conversation, source_key: str, setups: Sequence[SetupSpec]) -> list[SetupResult]:
     """Replay every setup with its policy and counter (cached) within the page's work budget; invalid settings and
     a spent budget become a per-setup error, never an exception (an invalid shared policy is reported once, above
@@ -113,10 +127,10 @@ def calls_over(replay: Replay, context_window: int) -> int:
 def show_metric_cards(results: Sequence[SetupResult], context_window: int) -> None:
     """Headline numbers: the uncompacted log, then one card per replayed setup, each with the calls still over its
     window."""
-    replayed = [r for r in results if r.replay is not None]
+    replayed = [(r, r.replay) for r in results if r.replay is not None]
     if not replayed:
         return
-    first = replayed[0].replay
+    first = replayed[0][1]
     uncompacted = [s.tokens_uncompacted for s in first.steps]
     peak = max(uncompacted, default=0)
     total = sum(uncompacted)
@@ -131,15 +145,16 @@ def show_metric_cards(results: Sequence[SetupResult], context_window: int) -> No
                           help=f"Sum over all LLM calls of the tokens each call sent: {total:,} tokens.")
             st.caption(f"{over:,} of {len(uncompacted):,} calls exceed the {context_window:,}-token window"
                        + (": without compaction they would fail or be truncated." if over else "."))
-        for r in replayed:
+        for r, replay in replayed:
             with st.container(border=True, width=CARD_WIDTH):
-                _setup_card(r, peak)
+                _setup_card(r, replay, peak)
 
 
-def _setup_card(r: SetupResult, peak: int) -> None:
-    s = r.replay.summary()
+def _setup_card(r: SetupResult, replay: Replay, peak: int) -> None:
+    """One replayed setup's card (``replay``: ``r.replay``)."""
+    s = replay.summary()
     saved_pct = 100.0 * s["tokens_saved"] / s["total_tokens_uncompacted"] if s["total_tokens_uncompacted"] else 0.0
-    st.markdown(f"**{setup_title(r.setup.label, r.setup.color)}** · {r.replay.strategy.title}")
+    st.markdown(f"**{setup_title(r.setup.label, r.setup.color)}** · {replay.strategy.title}")
     with st.container(horizontal=True, gap="medium"):
         st.metric("Peak context", compact_number(s["peak_tokens_sent"]), width="content",
                   delta=compact_number(s["peak_tokens_sent"] - peak), delta_color="inverse",
@@ -150,15 +165,15 @@ def _setup_card(r: SetupResult, peak: int) -> None:
                   help="Total tokens sent by the uncompacted log minus this setup's total, over all LLM calls: "
                   f"{s['tokens_saved']:,} tokens ({saved_pct:.1f}% of the uncompacted total).")
     declined = s["declined_triggers"]
-    window = r.replay.context_window
-    still = calls_over(r.replay, window)
+    window = replay.context_window
+    still = calls_over(replay, window)
     over_text = (f":red[**{still:,} call{'s' if still != 1 else ''} still over the {window:,}-token window**]"
                  if still else f"no call over the {window:,}-token window")
     st.caption(f"{s['compactions']:,} compaction{'s' if s['compactions'] != 1 else ''}"
                + (f" · {declined:,} declined trigger{'s' if declined != 1 else ''} (nothing it may compact)"
                   if declined else "") + f" · {over_text}")
-    _loss_badges(r)
-    _setup_warnings(r)
+    _loss_badges(r, replay)
+    _setup_warnings(r, replay)
 
 
 LOSS_HELP = (
@@ -173,11 +188,11 @@ def losses_of(results: Sequence[SetupResult]) -> dict[str, dict[str, int | bool]
     return {r.setup.label: cache.loss(r.key, r.replay).summary() for r in results if r.replay is not None and r.key}
 
 
-def _loss_badges(result: SetupResult) -> None:
+def _loss_badges(result: SetupResult, replay: Replay) -> None:
     """Does the task survive, and how much removed content looks needed later (badges from fixed strings)."""
     if result.key is None:
         return
-    summary = cache.loss(result.key, result.replay).summary()
+    summary = cache.loss(result.key, replay).summary()
     first = summary["first_user_request_survives"]
     latest = summary["latest_user_request_survives"]
     score = summary["information_loss_score"]
@@ -191,9 +206,9 @@ def _loss_badges(result: SetupResult) -> None:
     st.caption("Information loss: removed messages the run later seems to need (a heuristic).")
 
 
-def _setup_warnings(result: SetupResult) -> None:
+def _setup_warnings(result: SetupResult, replay: Replay) -> None:
     """Thrashing, a floor at the trigger, a lost task message, split tool pairs… with the calls concerned."""
-    found = cache.setup_warnings(result.key, result.replay) if result.key else explain.warnings_for(result.replay)
+    found = cache.setup_warnings(result.key, replay) if result.key else explain.warnings_for(replay)
     if not found:
         return
     with st.expander(f"{len(found)} warning{'s' if len(found) != 1 else ''}", icon=":material/warning:"):

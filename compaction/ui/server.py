@@ -22,10 +22,11 @@ def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]  # (host, port) for an IPv4 socket
+        return port
 
 
-def wait_healthy(port: int, proc: subprocess.Popen, seconds: float = STARTUP_SECONDS) -> None:
+def wait_healthy(port: int, proc: subprocess.Popen[bytes], seconds: float = STARTUP_SECONDS) -> None:
     """Block until the server on ``port`` answers its health check; ``RuntimeError`` if it exits or times out."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:

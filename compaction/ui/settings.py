@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Generic
 from typing import NamedTuple
+from typing import TypedDict
+from typing import TypeVar
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from compaction.conversation import Conversation
 from compaction.models import Resolved
@@ -39,6 +43,8 @@ WINDOW_RANGE = (1, 10_000_000)
 AT_RANGE = (0.05, 1.0)
 TO_RANGE = (0.01, 1.0)
 CHARS_RANGE = (0.5, 20.0)
+
+T = TypeVar("T")
 
 
 class PolicyKeys(NamedTuple):
@@ -92,10 +98,38 @@ def check_policy(context_window: int, compact_at: float, compact_to: float) -> P
     return Policy(context_window, compact_at, compact_to)
 
 
-def initial(key: str, **defaults: object) -> dict[str, object]:
-    """``defaults`` for a widget's value argument, or nothing when its key already holds a value (seeded by an
+class InitialValue(TypedDict, Generic[T], total=False):
+    """A widget's ``value`` argument, or nothing (see :func:`initial_value`)."""
+
+    value: T
+
+
+class InitialIndex(TypedDict, total=False):
+    """A select box's ``index`` argument, or nothing (see :func:`initial_index`)."""
+
+    index: int
+
+
+class InitialDefault(TypedDict, Generic[T], total=False):
+    """A multiselect's ``default`` argument, or nothing (see :func:`initial_default`)."""
+
+    default: list[T]
+
+
+def initial_value(key: str, value: T) -> InitialValue[T]:
+    """``value=`` for a widget's initial value, or nothing when its key already holds a value (seeded by an
     import, a link or a tour): passing both makes Streamlit warn that the default is ignored."""
-    return {} if key in st.session_state else defaults
+    return {} if key in st.session_state else {"value": value}
+
+
+def initial_index(key: str, index: int) -> InitialIndex:
+    """``index=`` for a select box, or nothing when its key already holds a value (as :func:`initial_value`)."""
+    return {} if key in st.session_state else {"index": index}
+
+
+def initial_default(key: str, default: list[T]) -> InitialDefault[T]:
+    """``default=`` for a multiselect, or nothing when its key already holds a value (as :func:`initial_value`)."""
+    return {} if key in st.session_state else {"default": default}
 
 
 def _clamp(value: float, bounds: tuple[float, float]) -> float:
@@ -203,7 +237,7 @@ def choose_counter(keys: CounterKeys = SHARED_COUNTER_KEYS, header: bool = True)
             "Characters per token",
             min_value=CHARS_RANGE[0],
             max_value=CHARS_RANGE[1],
-            **initial(keys.chars, value=DEFAULT_CHARS_PER_TOKEN),
+            **initial_value(keys.chars, DEFAULT_CHARS_PER_TOKEN),
             step=0.1,
             format="%.1f",
             key=keys.chars,
@@ -229,41 +263,36 @@ def choose_policy(keys: PolicyKeys = SHARED_POLICY_KEYS, header: bool = True, in
         "Context window (tokens)",
         min_value=WINDOW_RANGE[0],
         max_value=WINDOW_RANGE[1],
-        **initial(keys.window, value=DEFAULT_WINDOW),
+        **initial_value(keys.window, DEFAULT_WINDOW),
         step=1_000,
         key=keys.window,
         help="The model's context window. Haystack CompactionHook(context_window=…). It follows the loaded log (the "
         "window the log states, else its model's); a log that says nothing starts at 64,000, sized for the bundled "
         "samples.",
     )
-    compact_at = slots[1].slider(
-        "Compact at (fraction of the window)",
-        min_value=AT_RANGE[0],
-        max_value=AT_RANGE[1],
-        **initial(keys.compact_at, value=DEFAULT_COMPACT_AT),
-        step=0.01,
-        key=keys.compact_at,
-        help="Trigger: compaction runs before an LLM call once the context reaches compact_at × window.",
-    )
-    compact_to = slots[2].slider(
-        "Compact to (fraction of the window)",
-        min_value=TO_RANGE[0],
-        max_value=TO_RANGE[1],
-        **initial(keys.compact_to, value=DEFAULT_COMPACT_TO),
-        step=0.01,
-        key=keys.compact_to,
-        help="Target: the strategy is asked to bring the context under compact_to × window. Must be below "
-        "compact_at, or compaction would be attempted again every step.",
-    )
+    compact_at = _fraction_slider(slots[1], "Compact at", AT_RANGE, keys.compact_at, DEFAULT_COMPACT_AT,
+                                  "Trigger: compaction runs before an LLM call once the context reaches compact_at × "
+                                  "window.")
+    compact_to = _fraction_slider(slots[2], "Compact to", TO_RANGE, keys.compact_to, DEFAULT_COMPACT_TO,
+                                  "Target: the strategy is asked to bring the context under compact_to × window. Must "
+                                  "be below compact_at, or compaction would be attempted again every step.")
     policy = check_policy(int(window), round(float(compact_at), 4), round(float(compact_to), 4))
     if policy.valid:
         if not inline:
             st.caption(f"Trigger at **{int(window * policy.compact_at):,}** tokens · target "
                        f"**{int(window * policy.compact_to):,}** tokens (strategies with their own trigger may differ).")
-    else:
+    elif policy.error is not None:
         # our own validation text, not log content; the full reason is shown above the results
         st.error(policy.error.split(". ")[0] + ".", icon=":material/block:")
     return policy
+
+
+def _fraction_slider(slot: DeltaGenerator, name: str, bounds: tuple[float, float], key: str, default: float,
+                     help_text: str) -> float:
+    """A threshold of the policy as a fraction of the window (``name`` … ``(fraction of the window)``) in ``slot``,
+    in steps of 0.01 within ``bounds``."""
+    return slot.slider(f"{name} (fraction of the window)", min_value=bounds[0], max_value=bounds[1],
+                     **initial_value(key, default), step=0.01, key=key, help=help_text)
 
 
 def policy_caption(policy: Policy) -> str:

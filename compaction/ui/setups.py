@@ -20,6 +20,8 @@ from compaction.strategies import StrategyInfo
 
 from . import settings
 from . import state
+from .settings import initial_index
+from .settings import initial_value
 from .state import DEFAULT_SETUPS
 from .state import strategy_key
 from .state import widget_key
@@ -66,43 +68,53 @@ def param_widget(param: Param, key: str) -> Any:
     """The widget for one parameter, chosen by its type, with its bounds and its help text."""
     label = param.name.replace("_", " ").capitalize()
     help_text = param.help
-    initial = settings.initial
     if param.type == "bool":
-        return st.checkbox(label, **initial(key, value=bool(param.default)), key=key, help=help_text)
+        return st.checkbox(label, **initial_value(key, bool(param.default)), key=key, help=help_text)
     if param.type == "choice":
         options = list(param.choices)
         index = options.index(param.default) if param.default in options else 0
-        return st.selectbox(label, options, **initial(key, index=index), key=key, help=help_text)
+        return st.selectbox(label, options, **initial_index(key, index), key=key, help=help_text)
     if param.type == "int":
-        low = int(param.minimum) if param.minimum is not None else None
-        high = int(param.maximum) if param.maximum is not None else None
-        if low is not None and high is not None and high - low <= SLIDER_MAX_SPAN:
-            return st.slider(label, min_value=low, max_value=high, **initial(key, value=int(param.default)), step=1,
-                             key=key, help=help_text)
-        return st.number_input(label, min_value=low, max_value=high, **initial(key, value=int(param.default)),
-                               step=_int_step(param), key=key, help=help_text)
+        return _int_widget(param, label, key)
     if param.type == "float":
-        low = float(param.minimum) if param.minimum is not None else None
-        high = float(param.maximum) if param.maximum is not None else None
-        span = (high - low) if low is not None and high is not None else None
-        step = 0.01 if span is not None and span <= 1 else 0.1
-        return st.number_input(label, min_value=low, max_value=high, **initial(key, value=float(param.default)),
-                               step=step, key=key, help=help_text)
+        return _float_widget(param, label, key)
     if param.type == "str_list":
         default = param.default if isinstance(param.default, str) else ", ".join(param.default or ())
-        return st.text_input(label, **initial(key, value=default), key=key, help=f"{help_text} Comma-separated.")
+        return st.text_input(label, **initial_value(key, default), key=key, help=f"{help_text} Comma-separated.")
     default = str(param.default or "")
     if param.type == "str" and len(default) > LONG_TEXT:
-        return st.text_area(label, **initial(key, value=default), key=key, help=help_text, height="content")
+        return st.text_area(label, **initial_value(key, default), key=key, help=help_text, height="content")
     placeholder = "empty: from the threshold policy" if param.type == "trigger" else None
-    return st.text_input(label, **initial(key, value=default), key=key, help=help_text, placeholder=placeholder)
+    return st.text_input(label, **initial_value(key, default), key=key, help=help_text, placeholder=placeholder)
+
+
+def _int_widget(param: Param, label: str, key: str) -> int:
+    """A slider for a narrow range, else a number input."""
+    low = int(param.minimum) if param.minimum is not None else None
+    high = int(param.maximum) if param.maximum is not None else None
+    if low is not None and high is not None and high - low <= SLIDER_MAX_SPAN:
+        return st.slider(label, min_value=low, max_value=high, **initial_value(key, int(param.default)), step=1,
+                         key=key, help=param.help)
+    return st.number_input(label, min_value=low, max_value=high, **initial_value(key, int(param.default)),
+                           step=_int_step(param), key=key, help=param.help)
+
+
+def _float_widget(param: Param, label: str, key: str) -> float:
+    """A number input stepping by 0.01 over a range at most 1 wide, else by 0.1."""
+    low = float(param.minimum) if param.minimum is not None else None
+    high = float(param.maximum) if param.maximum is not None else None
+    span = (high - low) if low is not None and high is not None else None
+    step = 0.01 if span is not None and span <= 1 else 0.1
+    return st.number_input(label, min_value=low, max_value=high, **initial_value(key, float(param.default)),
+                           step=step, key=key, help=param.help)
 
 
 def _int_step(param: Param) -> int:
     """A step that makes a number input usable: 1 for small values, coarser for token-sized ones (200 → 10,
     100000 → 10000)."""
     default = abs(int(param.default or 0))
-    return 10 ** max(len(str(default)) - 2, 0)
+    step: int = 10 ** max(len(str(default)) - 2, 0)  # int ** int is Any to mypy (a negative power is a float)
+    return step
 
 
 STRATEGY_HELP = ("How this setup compacts. Each strategy re-creates one framework's compactor, behaviour for behaviour "
@@ -120,7 +132,7 @@ def choose_strategy(slot_id: str, strategies: dict[str, StrategyInfo], label: st
     key = strategy_key(slot_id)
     if st.session_state.get(key) not in names:
         st.session_state.pop(key, None)
-    return st.selectbox(label, names, **settings.initial(key, index=names.index(state.NEW_SETUP_STRATEGY)),
+    return st.selectbox(label, names, **initial_index(key, names.index(state.NEW_SETUP_STRATEGY)),
                         format_func=lambda n: strategies[n].title, key=key, help=STRATEGY_HELP)
 
 

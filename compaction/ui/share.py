@@ -20,6 +20,10 @@ from . import cache
 from . import state
 from .guard import log
 from .guard import one_line
+from .results import ReplayedSetup
+from .results import SetupResult
+from .results import replayed_setups
+from .setups import SetupSpec
 from .text import escape_markdown
 from .text import listed
 
@@ -67,11 +71,13 @@ def image_of(chart: cache.ChartSpec, fmt: str) -> Callable[[], bytes | str]:
         import vl_convert
 
         sized = {**chart.spec, "width": EXPORT_WIDTH}
-        return vl_convert.vegalite_to_png(sized, scale=2) if fmt == "png" else vl_convert.vegalite_to_svg(sized)
+        image: bytes | str = (vl_convert.vegalite_to_png(sized, scale=2) if fmt == "png"
+                              else vl_convert.vegalite_to_svg(sized))
+        return image
     return render
 
 
-def show_share(results: Sequence, tokens_chart: cache.ChartSpec | None, from_upload: bool) -> None:
+def show_share(results: Sequence[SetupResult], tokens_chart: cache.ChartSpec | None, from_upload: bool) -> None:
     """The share and export panel (``results``: the :class:`~.results.SetupResult` list)."""
     st.subheader("Share and export", anchor="share")
     link, production, downloads = st.tabs(["Link and setups", "Use this in production", "Downloads"])
@@ -84,13 +90,13 @@ def show_share(results: Sequence, tokens_chart: cache.ChartSpec | None, from_upl
         _downloads(focus, tokens_chart)
 
 
-def _focus_result(results: Sequence):
-    replayed = [r for r in results if r.replay is not None and r.key is not None]
+def _focus_result(results: Sequence[SetupResult]) -> ReplayedSetup | None:
+    replayed = replayed_setups(results)
     chosen = state.focus()
     return next((r for r in replayed if r.setup.id == chosen), replayed[0] if replayed else None)
 
 
-def _link_and_setups(results: Sequence, from_upload: bool) -> None:
+def _link_and_setups(results: Sequence[SetupResult], from_upload: bool) -> None:
     st.markdown("**Link to this view.** The address bar holds the log, every setup and the selected step: copy it "
                 "to share this view, or reload the page to come back to it.")
     if from_upload:
@@ -99,7 +105,7 @@ def _link_and_setups(results: Sequence, from_upload: bool) -> None:
     st.caption("The setups can also travel as a JSON file: *Setups as a file* in the sidebar.")
 
 
-def show_setups_file(specs: Sequence) -> None:
+def show_setups_file(specs: Sequence[SetupSpec]) -> None:
     """Sidebar: every setup as a JSON file to download, and a file to import setups from (replacing the current
     ones; one click undoes it). ``specs``: the :class:`~.setups.SetupSpec` list."""
     state_ = st.session_state
@@ -126,7 +132,7 @@ def show_setups_file(specs: Sequence) -> None:
             st.success(f"Loaded {done} setup{'s' if done != 1 else ''}.", icon=":material/check:")
 
 
-def _production(focus) -> None:
+def _production(focus: ReplayedSetup | None) -> None:
     if focus is None:
         st.info("No setup is replayed yet.")
         return
@@ -147,7 +153,7 @@ def _production(focus) -> None:
             st.caption(escape_markdown(snippet.note))
 
 
-def _downloads(focus, tokens_chart: cache.ChartSpec | None) -> None:
+def _downloads(focus: ReplayedSetup | None, tokens_chart: cache.ChartSpec | None) -> None:
     if tokens_chart is not None:
         st.markdown("**Tokens chart**")
         left, right = st.columns(2)

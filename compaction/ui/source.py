@@ -6,8 +6,10 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
+from streamlit.runtime.uploaded_file_manager import UploadedFile
 
 import compaction
 from compaction.conversation import Conversation
@@ -161,7 +163,7 @@ def choose_log(samples_dir: Path) -> LogChoice | None:
     return None
 
 
-def fleet_log() -> dict | None:
+def fleet_log() -> dict[str, Any] | None:
     """A log the fleet view asked to open (``fleet_open_log``), with a way back to the sample or upload."""
     opened = st.session_state.get(OPEN_LOG_KEY)
     if not isinstance(opened, dict) or not isinstance(opened.get("data"), bytes):
@@ -177,7 +179,7 @@ def fleet_log() -> dict | None:
     return opened
 
 
-def pick_upload(uploads: list) -> object | None:
+def pick_upload(uploads: list[UploadedFile]) -> UploadedFile | None:
     """The uploaded file to replay: the only one, or the one picked when several were uploaded."""
     if len(uploads) <= 1:
         return uploads[0] if uploads else None

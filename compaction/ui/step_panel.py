@@ -24,6 +24,7 @@ from .context_view import show_context
 from .guard import section
 from .inspect_setup import FLOOR_HELP
 from .inspect_setup import show_inside
+from .results import SetupResult
 
 CHART_KEY = "tokens_chart"
 STEP_KEY = "step"
@@ -128,7 +129,7 @@ def show_step_context(runs: Sequence[views.Run], setup_colors: Mapping[str, str]
         show_context(runs, setup_colors, step, runs_key)
 
 
-def show_step_inside(results: Sequence, step: int) -> None:
+def show_step_inside(results: Sequence[SetupResult], step: int) -> None:
     """Inside the setup in focus at ``step`` (``results``: the :class:`~.results.SetupResult` list)."""
     with section("Inside one setup"):
         show_inside(results, step)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ import streamlit as st
 from compaction import cost_charts
 from compaction.analysis import views
 from compaction.analysis.calibration import default_prices
+from compaction.analysis.costs import PriceModel
 from compaction.analysis.sweep import SweepResult
 from compaction.analysis.sweep import linspace
 from compaction.analysis.sweep import sweep
@@ -77,6 +79,8 @@ def sweepable_axes(setup: Setup) -> dict[str, Axis]:
                                   "Fraction of the context window compaction aims to get under.")
     if info.policy in ("threshold", "window"):
         window = setup.context_window
+        if window is None:  # the log's own: there is no value to sweep around until a replay resolves it
+            raise ValueError("the context window must be given to sweep it (the setup takes the log's own)")
         axes["context_window"] = Axis("context_window", "int", 1000, 10_000_000, max(1000, window // 2), window * 2,
                                       4, "The model's context window in tokens.")
     current = setup.resolved_params()
@@ -102,7 +106,8 @@ def axis_values(axis: Axis, start: float, stop: float, count: int) -> list[float
     return values
 
 
-def grid_values(axes: Mapping[str, Axis], ranges: Mapping[str, tuple[float, float, int]]) -> dict[str, list]:
+def grid_values(axes: Mapping[str, Axis], ranges: Mapping[str, tuple[float, float, int]]
+                ) -> dict[str, list[float] | list[int]]:
     """The values of every chosen axis, with the grid size checked against :data:`MAX_CELLS`."""
     if not 1 <= len(ranges) <= 2:
         raise ValueError(f"choose one or two parameters to sweep, got {len(ranges)}")
@@ -149,11 +154,13 @@ def conversation_fingerprint(conversation: Conversation) -> tuple[Any, ...]:
             sum(len(m.text) for m in conversation.messages))
 
 
-def _signature(setup: Setup, values: Mapping[str, list], prices: Any, with_information: bool) -> str:
+def _signature(setup: Setup, values: Mapping[str, Sequence[float]], prices: PriceModel, with_information: bool
+               ) -> str:
     return json.dumps([setup.to_json(), values, repr(prices), with_information], sort_keys=True, default=str)
 
 
-def _run(conversation: Conversation, setup: Setup, values: Mapping[str, list], prices, with_information: bool
+def _run(conversation: Conversation, setup: Setup, values: Mapping[str, Sequence[float]], prices: PriceModel,
+         with_information: bool
          ) -> SweepResult:
     cells = 1
     for v in values.values():
@@ -248,7 +255,8 @@ def _show_result(result: SweepResult, on_load: Callable[[Setup], None], key: str
         st.session_state[choice_key] = configuration_label(clicked)
     choice = st.selectbox("Selected configuration", labels, index=None, key=choice_key,
                           placeholder="click a heatmap cell, or choose here")
-    if st.button("Load into the explorer", disabled=choice is None, key=f"{key}_load", type="primary"):
+    if st.button("Load into the explorer", disabled=choice is None, key=f"{key}_load", type="primary") and (
+            choice is not None):
         values = valid[labels.index(choice)]
         on_load(result.setup.with_values(values))
         st.success(f"Loaded {configuration_label(values)} into the explorer.", icon=":material/check:")
