@@ -17,11 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser_page import settle
 from conftest import ROOT
 from conftest import streamlit_app
 from test_app import coding_log
 from test_browser import _context_step
-from test_browser import _settle
 
 import compaction
 from compaction.conversation import Conversation
@@ -93,7 +93,7 @@ def page(browser):
 
 def open_app(page, url: str) -> None:
     page.goto(url)
-    _settle(page)
+    settle(page)
     page.wait_for_selector(f"{CHART} svg.marks g.mark-symbol path", timeout=WAIT_MS)
 
 
@@ -101,7 +101,7 @@ def set_number(page, label: str, value: int) -> None:
     box = page.get_by_role("spinbutton", name=label).first
     box.fill(str(value))
     box.press("Enter")
-    _settle(page)
+    settle(page)
 
 
 def step_points(page) -> dict[int, object]:
@@ -120,7 +120,7 @@ def click_point(page, point) -> None:
     box = point.bounding_box()
     assert box is not None
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    _settle(page)
+    settle(page)
 
 
 def trigger_caption(page) -> str:
@@ -146,19 +146,19 @@ def test_hostile_log_text_renders_inert(page, app_url: str):
         assert points, "the tokens chart has no clickable step points"
         click_point(page, points[max(points)])
         page.locator("[data-testid='stButtonGroup'] button").filter(has_text="All messages").first.click()
-        _settle(page)
+        settle(page)
         # only the tool whose name carries an image tag (its 1 MB result among them): the filter lists the name inert
         tools = page.locator("[data-testid='stMultiSelect']").filter(has_text="Tools").first
         tools.locator("input").first.click()
         tools.locator("input").first.fill("onerror")
         page.keyboard.press("Enter")
         page.keyboard.press("Escape")
-        _settle(page)
+        settle(page)
         for summary in page.locator("[data-testid='stExpander'] summary").filter(
                 has_text=re.compile("Original|Full message")).all()[:8]:
             summary.scroll_into_view_if_needed()
             summary.click()
-        _settle(page)
+        settle(page)
         page.wait_for_timeout(500)
         assert page.locator("[data-testid='stExpander'] details[open] [data-testid='stCode']").count() >= 1
 
@@ -204,7 +204,7 @@ def test_an_upload_over_the_cap_gets_streamlits_size_message(page, app_url: str,
     assert box is not None and box["width"] > 50 and box["height"] > 10
     page.wait_for_timeout(500)  # the tooltip fades in
     page.screenshot(path=str(ARTIFACTS / "abuse_upload_over_cap.png"))
-    _settle(page)
+    settle(page)
     assert not page.locator(EXCEPTION).count()
     caption = " ".join(page.locator("[data-testid='stCaptionContainer']").all_inner_texts())
     assert "too_big.json" not in caption and source.DEFAULT_SAMPLE in caption  # the sample is still replayed
@@ -227,7 +227,7 @@ def test_fifty_parameter_changes_and_step_clicks(page, app_url: str):
         elif kind == 1:
             compact_at.focus()
             compact_at.press("ArrowRight" if round_ % 2 == 0 else "ArrowLeft")
-            _settle(page)
+            settle(page)
             what = "a compact_at change"
         elif kind == 2:
             value = min_tokens[round_ % len(min_tokens)]

@@ -19,11 +19,11 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from browser_page import settle
 from conftest import streamlit_app
 from listener import Listener
 from listener import listening
 from test_app import coding_log
-from test_browser import _settle
 from test_safe_live import LINKS
 from test_safe_live import LIVE_SETUP
 from test_safe_live import MODEL
@@ -96,7 +96,7 @@ def page(browser):
 
 def settled(page, url: str) -> None:
     page.goto(url)
-    _settle(page)
+    settle(page)
     page.wait_for_selector("[data-testid='stHeading']", timeout=WAIT_MS)
 
 
@@ -130,16 +130,16 @@ def test_an_import_sends_nothing_until_confirmed(page, served, tmp_path: Path):
     page.locator("[data-testid='stSidebar'] summary").filter(has_text="Setups as a file").first.click()
     page.locator("[data-testid='stFileUploader']").filter(has_text="Import setups").locator(
         "input[type='file']").set_input_files(str(upload))
-    _settle(page)
+    settle(page)
     page.get_by_role("button", name=re.compile("Load the setups from the file")).click()
-    _settle(page)
+    settle(page)
     page.get_by_text("Loaded 1 setup").first.wait_for(timeout=WAIT_MS)
     text = shown(page) + " " + page.locator("[data-testid='stSidebar']").inner_text()  # the import reports there
     assert not page.locator(EXCEPTION).count()
     assert "setup 2: field 'context_window' must be a finite whole number, got inf" in text
     assert f"model {MODEL} at 127.0.0.1" in text and listener.requests == []
     page.get_by_role("button", name=re.compile("Send these requests for setup Live")).click()
-    _settle(page)
+    settle(page)
     page.wait_for_function("() => !document.body.innerText.includes('Send these requests')", timeout=WAIT_MS)
     assert not page.locator(EXCEPTION).count()
     assert listener.requests and {r.json()["model"] for r in listener.requests} == {MODEL}
