@@ -570,10 +570,8 @@ class DotnetRunner(Runner):
     def before_call(self) -> CallOutcome:
         before = self.measure()
         triggered, changed, note = self.strategy.compact(self.index)
-        return CallOutcome(
-            tokens_before=before, tokens_sent=self.measure(), triggered=triggered, compacted=changed, note=note,
-            model_calls=self.strategy.drain_model_calls(),
-        )
+        return self.outcome(before, triggered=triggered, compacted=changed, notes=(note,),
+                            model_calls=self.strategy.drain_model_calls())
 
 
 def trigger_and_target(params: Mapping[str, Any], ctx: RunContext) -> tuple[Trigger, Trigger | None, dict[str, Any]]:

@@ -14,6 +14,7 @@ import sys
 from abc import ABC
 from abc import abstractmethod
 from collections.abc import Callable
+from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -275,6 +276,13 @@ class Runner(ABC):
     def lines(self) -> dict[str, float]:
         """Threshold lines to draw on the tokens chart (``{"trigger": …, "target": …}``)."""
         return {}
+
+    def outcome(self, before: int, *, triggered: bool, compacted: bool, target: int | None = None,
+                notes: Iterable[str] = (), model_calls: Iterable[dict[str, int]] = ()) -> CallOutcome:
+        """What :meth:`before_call` reports: the measure ``before`` it acted, what :meth:`measure` says is sent now,
+        and its non-empty ``notes`` joined by "; "."""
+        return CallOutcome(tokens_before=before, tokens_sent=self.measure(), triggered=triggered, compacted=compacted,
+                           target=target, note="; ".join(n for n in notes if n), model_calls=list(model_calls))
 
 
 @dataclass(frozen=True)

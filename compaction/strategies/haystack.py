@@ -790,15 +790,8 @@ class HookRunner(Runner):
                 continue
             notes.append(note)
             compacted_any = True
-        return CallOutcome(
-            tokens_before=before,
-            tokens_sent=self.measure(),
-            triggered=triggered_any,
-            compacted=compacted_any,
-            target=target_seen,
-            note="; ".join(n for n in notes if n),
-            model_calls=model_calls,
-        )
+        return self.outcome(before, triggered=triggered_any, compacted=compacted_any, target=target_seen, notes=notes,
+                            model_calls=model_calls)
 
     def _run(self, compactor: Compactor, scan: ResultScan, target: int) -> str | None:
         """Run one compactor on the stored history; its account, or None when it declined."""
