@@ -50,6 +50,7 @@ from .base import RunContext
 from .base import Runner
 from .base import StrategyInfo
 from .base import register
+from .base import registrar
 
 if TYPE_CHECKING:
     from ..summarizers import Summarizer
@@ -570,10 +571,8 @@ class DotnetRunner(Runner):
     def before_call(self) -> CallOutcome:
         before = self.measure()
         triggered, changed, note = self.strategy.compact(self.index)
-        return CallOutcome(
-            tokens_before=before, tokens_sent=self.measure(), triggered=triggered, compacted=changed, note=note,
-            model_calls=self.strategy.drain_model_calls(),
-        )
+        return self.outcome(before, triggered=triggered, compacted=changed, notes=(note,),
+                            model_calls=self.strategy.drain_model_calls())
 
 
 def trigger_and_target(params: Mapping[str, Any], ctx: RunContext) -> tuple[Trigger, Trigger | None, dict[str, Any]]:
@@ -635,7 +634,6 @@ _build_tool_result_compaction = runner_builder(_make_tool_result_compaction)
 register(
     StrategyInfo(
         name="agent_framework.tool_result_compaction",
-        family="agent_framework",
         title="Agent Framework (.NET) · ToolResultCompactionStrategy",
         summary=(
             "When the trigger fires, collapses old tool-call groups (the call and its results) into one short "
@@ -1098,19 +1096,10 @@ def register_specs(specs: Iterable[tuple[str, str, str, tuple[Param, ...], Maker
                    builder: Callable[[Maker], Callable[[Mapping[str, Any], RunContext], Runner]]) -> None:
     """Register each row ``(name, title, summary, params, maker, policy, docs page)`` of a port's strategy table as
     ``{family}.{name}``, titled ``{framework} · {title}`` and built by ``builder(maker)``."""
+    add = registrar(family)
     for name, title, summary, params, make, policy, doc in specs:
-        register(
-            StrategyInfo(
-                name=f"{family}.{name}",
-                family=family,
-                title=f"{framework} · {title}",
-                summary=summary,
-                params=params,
-                build=builder(make),
-                policy=policy,
-                docs_url=f"{docs}.{doc}",
-            )
-        )
+        add(name, title=f"{framework} · {title}", summary=summary, params=params, build=builder(make), policy=policy,
+            docs_url=f"{docs}.{doc}")
 
 
 register_specs(_SPECS, "agent_framework", "Agent Framework (.NET)", DOCS, runner_builder)

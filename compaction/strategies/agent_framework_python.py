@@ -1329,8 +1329,8 @@ class PythonRunner(Runner):
         before = self.measure()
         outcome = self.strategy(self.history)
         self.history.annotate()
-        return CallOutcome(tokens_before=before, tokens_sent=self.measure(), triggered=outcome.triggered,
-                           compacted=outcome.changed, note=outcome.note, model_calls=outcome.model_calls)
+        return self.outcome(before, triggered=outcome.triggered, compacted=outcome.changed, notes=(outcome.note,),
+                            model_calls=outcome.model_calls)
 
 
 # ------------------------------------------------------------------------------------------------ registrations

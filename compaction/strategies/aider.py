@@ -286,7 +286,6 @@ def _same(a: Sequence[Entry], b: Sequence[Entry]) -> bool:
 register(
     StrategyInfo(
         name="aider.chat_summary",
-        family="aider",
         title="Aider · ChatSummary",
         summary=(
             "Aider 0.86.2's chat-history summary: when an exchange moves to the done messages and they exceed "

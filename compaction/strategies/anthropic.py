@@ -19,8 +19,7 @@ from ..history import inserted
 from .base import SUMMARIZER_PARAMS
 from .base import Param
 from .base import RunContext
-from .base import StrategyInfo
-from .base import register
+from .base import registrar
 from .history_runner import Decision
 from .history_runner import Follower
 from .history_runner import HistoryRunner
@@ -301,79 +300,67 @@ class Compact(HistoryRunner):
 
 
 # ------------------------------------------------------------------------------------------ registration
-register(
-    StrategyInfo(
-        name="anthropic.clear_tool_uses_20250919",
-        family="anthropic",
-        title="Anthropic · context editing: clear_tool_uses_20250919",
-        summary=(
-            "Server-side context editing, recomputed on the full history every call: once the prompt exceeds the "
-            "trigger, all tool results but the last `keep` tool uses are replaced by a placeholder (oldest first; "
-            "excluded tools kept), optionally with their inputs. If fewer than clear_at_least tokens would be freed "
-            "the edit is skipped entirely. Uses its own trigger; ignores compact_at/compact_to."
-        ),
-        params=(
-            Param("trigger_type", "choice", "input_tokens", "`trigger.type`: `input_tokens` (prompt size) or "
-                  "`tool_uses` (number of tool uses in the history).", choices=TRIGGER_TYPES),
-            Param("trigger_value", "int", 100_000, "`trigger.value`: the edit activates when the measure exceeds this.",
-                  minimum=1, maximum=10_000_000),
-            Param("keep", "int", 3, "`keep` (`tool_uses`): the most recent tool use/result pairs left intact; they "
-                  "are counted over all tools, excluded ones included.", minimum=0, maximum=1000),
-            Param("clear_at_least", "int", 0, "`clear_at_least` (`input_tokens`): if clearing would free fewer tokens "
-                  "than this, the edit is not applied at all (0: no minimum).", minimum=0, maximum=10_000_000),
-            Param("exclude_tools", "str_list", (), "`exclude_tools`: tool names whose results are never cleared."),
-            Param("clear_tool_inputs", "str", "false", "`clear_tool_inputs`: `true` to also clear the inputs of "
-                  "cleared tool uses, or a comma-separated list of tool names whose inputs are cleared."),
-            Param("placeholder", "str", CLEARED_RESULT_STAND_IN, "Text left in a cleared result. Anthropic does not "
-                  "document its placeholder text; the default is a stand-in of ours, marked as such.", advanced=True),
-        ),
-        build=ClearToolUses,
-        policy="none",
-        docs_url=DOCS_EDITING,
-    )
+_register = registrar("anthropic", policy="none", docs_url=DOCS_EDITING)
+
+_register(
+    "clear_tool_uses_20250919",
+    title="Anthropic · context editing: clear_tool_uses_20250919",
+    summary=(
+        "Server-side context editing, recomputed on the full history every call: once the prompt exceeds the "
+        "trigger, all tool results but the last `keep` tool uses are replaced by a placeholder (oldest first; "
+        "excluded tools kept), optionally with their inputs. If fewer than clear_at_least tokens would be freed "
+        "the edit is skipped entirely. Uses its own trigger; ignores compact_at/compact_to."
+    ),
+    params=(
+        Param("trigger_type", "choice", "input_tokens", "`trigger.type`: `input_tokens` (prompt size) or "
+              "`tool_uses` (number of tool uses in the history).", choices=TRIGGER_TYPES),
+        Param("trigger_value", "int", 100_000, "`trigger.value`: the edit activates when the measure exceeds this.",
+              minimum=1, maximum=10_000_000),
+        Param("keep", "int", 3, "`keep` (`tool_uses`): the most recent tool use/result pairs left intact; they "
+              "are counted over all tools, excluded ones included.", minimum=0, maximum=1000),
+        Param("clear_at_least", "int", 0, "`clear_at_least` (`input_tokens`): if clearing would free fewer tokens "
+              "than this, the edit is not applied at all (0: no minimum).", minimum=0, maximum=10_000_000),
+        Param("exclude_tools", "str_list", (), "`exclude_tools`: tool names whose results are never cleared."),
+        Param("clear_tool_inputs", "str", "false", "`clear_tool_inputs`: `true` to also clear the inputs of "
+              "cleared tool uses, or a comma-separated list of tool names whose inputs are cleared."),
+        Param("placeholder", "str", CLEARED_RESULT_STAND_IN, "Text left in a cleared result. Anthropic does not "
+              "document its placeholder text; the default is a stand-in of ours, marked as such.", advanced=True),
+    ),
+    build=ClearToolUses,
 )
 
-register(
-    StrategyInfo(
-        name="anthropic.clear_thinking_20251015",
-        family="anthropic",
-        title="Anthropic · context editing: clear_thinking_20251015",
-        summary=(
-            "Server-side context editing, recomputed every call: thinking blocks are removed from all assistant "
-            "turns but the most recent `keep` turns with thinking. Always active (no trigger); ignores "
-            "compact_at/compact_to. Only counters that count reasoning (maf-*, langchain) show its effect."
-        ),
-        params=(
-            Param("keep", "str", "1", "`keep`: `thinking_turns` to keep (a number; 1 is the API default) or `all` "
-                  "to keep every thinking block."),
-        ),
-        build=ClearThinking,
-        policy="none",
-        docs_url=DOCS_EDITING,
-    )
+_register(
+    "clear_thinking_20251015",
+    title="Anthropic · context editing: clear_thinking_20251015",
+    summary=(
+        "Server-side context editing, recomputed every call: thinking blocks are removed from all assistant "
+        "turns but the most recent `keep` turns with thinking. Always active (no trigger); ignores "
+        "compact_at/compact_to. Only counters that count reasoning (maf-*, langchain) show its effect."
+    ),
+    params=(
+        Param("keep", "str", "1", "`keep`: `thinking_turns` to keep (a number; 1 is the API default) or `all` "
+              "to keep every thinking block."),
+    ),
+    build=ClearThinking,
 )
 
-register(
-    StrategyInfo(
-        name="anthropic.compact_20260112",
-        family="anthropic",
-        title="Anthropic · server-side compaction: compact_20260112",
-        summary=(
-            "When the input exceeds the trigger, the API summarizes the whole conversation into a compaction block; "
-            "the client keeps it and later requests drop everything before it (the system prompt stays). Uses its "
-            "own trigger; ignores compact_at/compact_to."
-        ),
-        params=(
-            Param("trigger", "int", 150_000, "`trigger` (`input_tokens`): compaction runs when the input exceeds it "
-                  "(the API's minimum is 50,000).", minimum=COMPACTION_MINIMUM_TRIGGER, maximum=10_000_000),
-            Param("instructions", "str", "", "`instructions`: summarization instructions used instead of the default "
-                  "prompt (empty: the default)."),
-            Param("pause_after_compaction", "bool", False, "`pause_after_compaction`: the response stops after the "
-                  "compaction block and the client sends the request again (the note says which happened)."),
-            *SUMMARIZER_PARAMS,
-        ),
-        build=Compact,
-        policy="none",
-        docs_url=DOCS_COMPACTION,
-    )
+_register(
+    "compact_20260112",
+    title="Anthropic · server-side compaction: compact_20260112",
+    summary=(
+        "When the input exceeds the trigger, the API summarizes the whole conversation into a compaction block; "
+        "the client keeps it and later requests drop everything before it (the system prompt stays). Uses its "
+        "own trigger; ignores compact_at/compact_to."
+    ),
+    params=(
+        Param("trigger", "int", 150_000, "`trigger` (`input_tokens`): compaction runs when the input exceeds it "
+              "(the API's minimum is 50,000).", minimum=COMPACTION_MINIMUM_TRIGGER, maximum=10_000_000),
+        Param("instructions", "str", "", "`instructions`: summarization instructions used instead of the default "
+              "prompt (empty: the default)."),
+        Param("pause_after_compaction", "bool", False, "`pause_after_compaction`: the response stops after the "
+              "compaction block and the client sends the request again (the note says which happened)."),
+        *SUMMARIZER_PARAMS,
+    ),
+    build=Compact,
+    docs_url=DOCS_COMPACTION,
 )

@@ -14,6 +14,7 @@ import sys
 from abc import ABC
 from abc import abstractmethod
 from collections.abc import Callable
+from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -276,13 +277,22 @@ class Runner(ABC):
         """Threshold lines to draw on the tokens chart (``{"trigger": …, "target": …}``)."""
         return {}
 
+    def outcome(self, before: int, *, triggered: bool, compacted: bool, target: int | None = None,
+                notes: Iterable[str] = (), model_calls: Iterable[dict[str, int]] = ()) -> CallOutcome:
+        """What :meth:`before_call` reports: the measure ``before`` it acted, what :meth:`measure` says is sent now,
+        and its non-empty ``notes`` joined by "; "."""
+        return CallOutcome(tokens_before=before, tokens_sent=self.measure(), triggered=triggered, compacted=compacted,
+                           target=target, note="; ".join(n for n in notes if n), model_calls=list(model_calls))
+
 
 @dataclass(frozen=True)
 class StrategyInfo:
     """A registered strategy."""
 
     name: str
-    family: str
+    #: the framework family, the module that registers it: the name's prefix unless given ("codex" for
+    #: "codex.auto_compact"; keyword-only)
+    family: str = field(default="", kw_only=True)
     title: str
     summary: str
     params: tuple[Param, ...]
@@ -298,6 +308,8 @@ class StrategyInfo:
     reference: Callable[[Mapping[str, Any], RunContext], Any] | None = None
 
     def __post_init__(self) -> None:
+        if not self.family:
+            object.__setattr__(self, "family", self.name.partition(".")[0])
         if self.build is None and self.reference is None:
             raise ValueError(f"strategy {self.name!r} needs a reference (and optionally a fast runner)")
 
@@ -367,6 +379,18 @@ STRATEGIES: Registry[StrategyInfo] = Registry("strategy", _import_families, plur
 def register(info: StrategyInfo) -> StrategyInfo:
     """Add a strategy to the registry (names are unique, stable dotted ids)."""
     return STRATEGIES.register(info.name, info)
+
+
+def registrar(family: str, **shared: Any) -> Callable[..., StrategyInfo]:
+    """The ``register`` of a module with several strategies: ``add = registrar("openhands", policy="none",
+    docs_url=DOCS)``, then ``add("recent_events", title=…, summary=…, params=…, build=…)`` registers
+    ``openhands.recent_events`` with the fields ``shared`` gives every strategy of the module (a call may give them
+    otherwise)."""
+
+    def add(name: str, **fields: Any) -> StrategyInfo:
+        return register(StrategyInfo(name=f"{family}.{name}", **{**shared, **fields}))
+
+    return add
 
 
 def registry() -> dict[str, StrategyInfo]:

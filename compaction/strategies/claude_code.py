@@ -87,8 +87,7 @@ from .base import SUMMARIZER_PARAMS
 from .base import Param
 from .base import Persistence
 from .base import RunContext
-from .base import StrategyInfo
-from .base import register
+from .base import registrar
 from .contract import Call
 from .contract import Strategy
 from .history_runner import plural
@@ -491,46 +490,38 @@ def _summarizer_params() -> tuple[Param, ...]:
 _VARIANT_HELP = ("Which microcompaction runs before auto-compact: `by-version` (the token rule up to 2.1.20, none "
                  "from 2.1.21, the time-based rule from 2.1.81), `token`, `time` or `off` (`DISABLE_MICROCOMPACT`).")
 
-register(
-    StrategyInfo(
-        name="claude_code.auto_compact",
-        family="claude_code",
-        title="Claude Code · auto-compact",
-        summary=(
-            "Before every call, Claude Code's own measure (the last reported prompt + output tokens, plus characters/4 "
-            "of the messages since) against effective window − 13,000 (effective window = context_window less the "
-            "output reserve of the log's release: 32,000 up to 2.1.20, 20,000 after); when reached, the history is "
-            "replaced by a summary user message and the recently read files, todo list and skills it re-attaches. "
-            "The release's microcompaction runs first. Uses context_window as the model's window; ignores "
-            "compact_at/compact_to."
-        ),
-        params=(*_window_params(), *_microcompact_params("microcompact", _VARIANT_HELP), *_summarizer_params()),
-        reference=AutoCompact,
-        policy="window",
-        docs_url=DOCS,
-    )
+_register = registrar("claude_code", policy="window", docs_url=DOCS)
+
+_register(
+    "auto_compact",
+    title="Claude Code · auto-compact",
+    summary=(
+        "Before every call, Claude Code's own measure (the last reported prompt + output tokens, plus characters/4 "
+        "of the messages since) against effective window − 13,000 (effective window = context_window less the "
+        "output reserve of the log's release: 32,000 up to 2.1.20, 20,000 after); when reached, the history is "
+        "replaced by a summary user message and the recently read files, todo list and skills it re-attaches. "
+        "The release's microcompaction runs first. Uses context_window as the model's window; ignores "
+        "compact_at/compact_to."
+    ),
+    params=(*_window_params(), *_microcompact_params("microcompact", _VARIANT_HELP), *_summarizer_params()),
+    reference=AutoCompact,
 )
 
-register(
-    StrategyInfo(
-        name="claude_code.microcompact",
-        family="claude_code",
-        title="Claude Code · microcompact",
-        summary=(
-            "Old tool results of Read, Bash, Grep, Glob, Edit, Write, WebSearch, WebFetch cleared in place, by the "
-            "log's release: the token rule (up to 2.1.20: keep the newest ~40,000 tokens of them and the last 3, clear "
-            "the older when that saves 20,000 and the context is 20,000 short of auto-compact) or the time-based rule "
-            "(2.1.81+: after 60 min idle, all but the last 5 become `[Old tool result content cleared]` for that "
-            "turn). Uses context_window as the model's window; ignores compact_at/compact_to."
-        ),
-        params=(*_window_params(),
-                Param("auto_compact_enabled", "bool", True, "`autoCompactEnabled` in ~/.claude.json (false: "
-                      "`DISABLE_AUTO_COMPACT`): with auto-compact off the token rule's warning threshold is 20,000 "
-                      "below the effective window instead of below the auto-compact threshold."),
-                *_microcompact_params("variant", "`by-version` (the token rule up to 2.1.20, none from 2.1.21 to "
-                                      "2.1.80, the time-based rule from 2.1.81), `token`, `time` or `off`.")),
-        reference=Microcompact,
-        policy="window",
-        docs_url=DOCS,
-    )
+_register(
+    "microcompact",
+    title="Claude Code · microcompact",
+    summary=(
+        "Old tool results of Read, Bash, Grep, Glob, Edit, Write, WebSearch, WebFetch cleared in place, by the "
+        "log's release: the token rule (up to 2.1.20: keep the newest ~40,000 tokens of them and the last 3, clear "
+        "the older when that saves 20,000 and the context is 20,000 short of auto-compact) or the time-based rule "
+        "(2.1.81+: after 60 min idle, all but the last 5 become `[Old tool result content cleared]` for that "
+        "turn). Uses context_window as the model's window; ignores compact_at/compact_to."
+    ),
+    params=(*_window_params(),
+            Param("auto_compact_enabled", "bool", True, "`autoCompactEnabled` in ~/.claude.json (false: "
+                  "`DISABLE_AUTO_COMPACT`): with auto-compact off the token rule's warning threshold is 20,000 "
+                  "below the effective window instead of below the auto-compact threshold."),
+            *_microcompact_params("variant", "`by-version` (the token rule up to 2.1.20, none from 2.1.21 to "
+                                  "2.1.80, the time-based rule from 2.1.81), `token`, `time` or `off`.")),
+    reference=Microcompact,
 )

@@ -399,7 +399,6 @@ def _xml_calls(message: Message) -> bool:
 register(
     StrategyInfo(
         name="cline.context_manager",
-        family="cline",
         title="Cline · ContextManager (duplicate reads, then truncation)",
         summary=(
             "When the previous request's reported total reaches maxAllowedSize (context_window less 27k / 30k / 40k "

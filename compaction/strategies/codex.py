@@ -168,7 +168,6 @@ class AutoCompact(Strategy):
 register(
     StrategyInfo(
         name="codex.auto_compact",
-        family="codex",
         title="OpenAI Codex CLI · auto-compact",
         summary=(
             "When the input reaches 90% of context_window (or a lower auto_compact_token_limit), the history is "

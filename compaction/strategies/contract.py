@@ -256,15 +256,8 @@ class ReferenceRunner(Runner):
                 triggered = True
         triggered = triggered or strategy.report.declined
         self._step += 1
-        return CallOutcome(
-            tokens_before=before,
-            tokens_sent=self.measure(),
-            triggered=triggered,
-            compacted=compacted,
-            target=target,
-            note="; ".join(strategy.report.notes),
-            model_calls=list(strategy.report.model_calls),
-        )
+        return self.outcome(before, triggered=triggered, compacted=compacted, target=target,
+                            notes=strategy.report.notes, model_calls=strategy.report.model_calls)
 
     def _call(self, count: _Count) -> Call:
         return Call(self._step, count.value(with_tools=True), count.value(with_tools=False), self.call_index)

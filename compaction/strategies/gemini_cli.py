@@ -363,7 +363,6 @@ class ChatCompression(GeminiChat):
 register(
     StrategyInfo(
         name="gemini_cli.chat_compression",
-        family="gemini_cli",
         title="Gemini CLI · chat compression",
         summary=(
             "When the last prompt reaches compression_threshold × context_window (the model's token limit), old "
@@ -395,7 +394,6 @@ register(
 register(
     StrategyInfo(
         name="gemini_cli.tool_output_masking",
-        family="gemini_cli",
         title="Gemini CLI · tool output masking",
         summary=(
             "Before every call, scans the tool outputs newest first: the newest protection_threshold_tokens "

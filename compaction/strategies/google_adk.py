@@ -386,7 +386,6 @@ def _text(value: Any) -> str | None:
 register(
     StrategyInfo(
         name="google_adk.events_compaction",
-        family="google_adk",
         title="Google ADK · EventsCompactionConfig",
         summary=(
             "ADK's events compaction on an App: after every compaction_interval invocations the events of the "

@@ -48,8 +48,7 @@ from .base import ChangeMark
 from .base import Param
 from .base import RunContext
 from .base import Runner
-from .base import StrategyInfo
-from .base import register
+from .base import registrar
 from .contract import Strategy
 
 DOCS = "https://docs.haystack.deepset.ai/docs/compaction-hook"
@@ -790,15 +789,8 @@ class HookRunner(Runner):
                 continue
             notes.append(note)
             compacted_any = True
-        return CallOutcome(
-            tokens_before=before,
-            tokens_sent=self.measure(),
-            triggered=triggered_any,
-            compacted=compacted_any,
-            target=target_seen,
-            note="; ".join(n for n in notes if n),
-            model_calls=model_calls,
-        )
+        return self.outcome(before, triggered=triggered_any, compacted=compacted_any, target=target_seen, notes=notes,
+                            model_calls=model_calls)
 
     def _run(self, compactor: Compactor, scan: ResultScan, target: int) -> str | None:
         """Run one compactor on the stored history; its account, or None when it declined."""
@@ -885,52 +877,46 @@ def hook_runner(compactor_factory: Callable[[Mapping[str, Any]], Compactor]) -> 
     return hooks(lambda params, ctx: [compactor_factory(params)])
 
 
-PRUNING_INFO = register(
-    StrategyInfo(
-        name="haystack.tool_result_pruning",
-        family="haystack",
-        title="Haystack · ToolResultPruningCompactor",
-        summary=(
-            "When the context reaches compact_at × window, replaces old, large tool results with a short placeholder, "
-            "oldest first, until the context is under compact_to × window. The newest tool-calling steps are never "
-            "touched; everything else stays as it was."
-        ),
-        params=(
-            Param("min_keep_steps", "int", 1, "How many of the most recent tool-calling steps keep their results "
-                  "untouched (at least 1: the model has not acted on the newest results yet).", minimum=1, maximum=50),
-            Param("min_tokens", "int", 200, "Only results larger than this many tokens are pruned; small results cost "
-                  "little and are often the ones worth keeping.", minimum=0, maximum=100_000),
-            Param("placeholder", "str", PRUNING_PLACEHOLDER, "Text left in place of a pruned result; `{tool_name}` is "
-                  "replaced by the tool's name.", advanced=True),
-            Param("skip_meta_keys", "str_list", ("tool_result_offloaded",), "Results whose meta has any of these keys "
-                  "are left alone (default: results already offloaded to a store).", advanced=True),
-        ),
-        **hook_runner(
-            lambda p: ToolResultPruning(p["min_keep_steps"], p["min_tokens"], p["placeholder"], p["skip_meta_keys"])
-        ),
-        docs_url=DOCS,
-    )
+_register = registrar("haystack", docs_url=DOCS)
+
+PRUNING_INFO = _register(
+    "tool_result_pruning",
+    title="Haystack · ToolResultPruningCompactor",
+    summary=(
+        "When the context reaches compact_at × window, replaces old, large tool results with a short placeholder, "
+        "oldest first, until the context is under compact_to × window. The newest tool-calling steps are never "
+        "touched; everything else stays as it was."
+    ),
+    params=(
+        Param("min_keep_steps", "int", 1, "How many of the most recent tool-calling steps keep their results "
+              "untouched (at least 1: the model has not acted on the newest results yet).", minimum=1, maximum=50),
+        Param("min_tokens", "int", 200, "Only results larger than this many tokens are pruned; small results cost "
+              "little and are often the ones worth keeping.", minimum=0, maximum=100_000),
+        Param("placeholder", "str", PRUNING_PLACEHOLDER, "Text left in place of a pruned result; `{tool_name}` is "
+              "replaced by the tool's name.", advanced=True),
+        Param("skip_meta_keys", "str_list", ("tool_result_offloaded",), "Results whose meta has any of these keys "
+              "are left alone (default: results already offloaded to a store).", advanced=True),
+    ),
+    **hook_runner(
+        lambda p: ToolResultPruning(p["min_keep_steps"], p["min_tokens"], p["placeholder"], p["skip_meta_keys"])
+    ),
 )
 
-register(
-    StrategyInfo(
-        name="haystack.sliding_window",
-        family="haystack",
-        title="Haystack · SlidingWindowCompactor",
-        summary=(
-            "When the context reaches compact_at × window, keeps the leading system messages, the latest user message "
-            "and as many of the newest whole turns and agent steps as fit under compact_to × window; everything else "
-            "is removed for good (messages outside any turn or step too) and one omission note marks the gap."
-        ),
-        params=(
-            Param("min_keep_steps", "int", 1, "How many of the newest agent steps of the current task are kept even "
-                  "when they alone exceed the target (0 lets every step go).", minimum=0, maximum=50),
-            Param("omission_note", "str", OMISSION_NOTE, "User message left where messages were removed; "
-                  "`{num_removed}` becomes the number removed in that pass. Empty: remove silently."),
-        ),
-        **hook_runner(lambda p: SlidingWindow(p["min_keep_steps"], p["omission_note"] or None)),
-        docs_url=DOCS,
-    )
+_register(
+    "sliding_window",
+    title="Haystack · SlidingWindowCompactor",
+    summary=(
+        "When the context reaches compact_at × window, keeps the leading system messages, the latest user message "
+        "and as many of the newest whole turns and agent steps as fit under compact_to × window; everything else "
+        "is removed for good (messages outside any turn or step too) and one omission note marks the gap."
+    ),
+    params=(
+        Param("min_keep_steps", "int", 1, "How many of the newest agent steps of the current task are kept even "
+              "when they alone exceed the target (0 lets every step go).", minimum=0, maximum=50),
+        Param("omission_note", "str", OMISSION_NOTE, "User message left where messages were removed; "
+              "`{num_removed}` becomes the number removed in that pass. Empty: remove silently."),
+    ),
+    **hook_runner(lambda p: SlidingWindow(p["min_keep_steps"], p["omission_note"] or None)),
 )
 
 
@@ -972,46 +958,38 @@ def summarization_compactor(p: Mapping[str, Any], ctx: RunContext, prefix: str =
     )
 
 
-register(
-    StrategyInfo(
-        name="haystack.summarization",
-        family="haystack",
-        title="Haystack · SummarizationCompactor",
-        summary=(
-            "When the context reaches compact_at × window, replaces the oldest whole turns with a summary written by a "
-            "model, then merges older summaries, then summarizes the current task's oldest steps (keeping the newest "
-            "min_keep_steps), round after round until the context is under compact_to × window."
-        ),
-        params=(*summarization_params(), *_summarizer_params()),
-        **hooks(lambda p, ctx: [summarization_compactor(p, ctx)]),
-        docs_url=DOCS,
-    )
+_register(
+    "summarization",
+    title="Haystack · SummarizationCompactor",
+    summary=(
+        "When the context reaches compact_at × window, replaces the oldest whole turns with a summary written by a "
+        "model, then merges older summaries, then summarizes the current task's oldest steps (keeping the newest "
+        "min_keep_steps), round after round until the context is under compact_to × window."
+    ),
+    params=(*summarization_params(), *_summarizer_params()),
+    **hooks(lambda p, ctx: [summarization_compactor(p, ctx)]),
 )
 
 
-register(
-    StrategyInfo(
-        name="haystack.tool_result_offloading",
-        family="haystack",
-        title="Haystack · ToolResultOffloadCompactor",
-        summary=(
-            "When the context reaches compact_at × window, writes old, large tool results to a store, oldest first, "
-            "and leaves a pointer with a short preview, until the context is under compact_to × window. The replay "
-            "uses an in-memory store whose keys take their uuid4 part from a sequence seeded per replay, so replays "
-            "are reproducible; results with image or file parts stay in context."
-        ),
-        params=(
-            Param("min_keep_steps", "int", 1, "How many of the most recent tool-calling steps keep their results in "
-                  "context (at least 1: the model has not acted on the newest results yet).", minimum=1, maximum=50),
-            Param("min_tokens", "int", 200, "Only results larger than this many tokens are offloaded.",
-                  minimum=0, maximum=100_000),
-            Param("preview_chars", "int", 200, "How many leading characters of an offloaded result the pointer "
-                  "keeps as a preview (followed by ... when cut).", minimum=0, maximum=20_000),
-        ),
-        **hook_runner(lambda p: ToolResultOffload(InMemoryToolResultStore(), p["min_keep_steps"],
-                                                  p["min_tokens"], p["preview_chars"], replay_uuid_hexes())),
-        docs_url=DOCS,
-    )
+_register(
+    "tool_result_offloading",
+    title="Haystack · ToolResultOffloadCompactor",
+    summary=(
+        "When the context reaches compact_at × window, writes old, large tool results to a store, oldest first, "
+        "and leaves a pointer with a short preview, until the context is under compact_to × window. The replay "
+        "uses an in-memory store whose keys take their uuid4 part from a sequence seeded per replay, so replays "
+        "are reproducible; results with image or file parts stay in context."
+    ),
+    params=(
+        Param("min_keep_steps", "int", 1, "How many of the most recent tool-calling steps keep their results in "
+              "context (at least 1: the model has not acted on the newest results yet).", minimum=1, maximum=50),
+        Param("min_tokens", "int", 200, "Only results larger than this many tokens are offloaded.",
+              minimum=0, maximum=100_000),
+        Param("preview_chars", "int", 200, "How many leading characters of an offloaded result the pointer "
+              "keeps as a preview (followed by ... when cut).", minimum=0, maximum=20_000),
+    ),
+    **hook_runner(lambda p: ToolResultOffload(InMemoryToolResultStore(), p["min_keep_steps"],
+                                              p["min_tokens"], p["preview_chars"], replay_uuid_hexes())),
 )
 
 
@@ -1037,28 +1015,25 @@ def _stack_chain(p: Mapping[str, Any], ctx: RunContext) -> list[Compactor]:
 _SLIDING_ONLY = " (sliding_window only)"
 _SUMMARIZATION_ONLY = " (summarization only)"
 
-register(
-    StrategyInfo(
-        name="haystack.stack",
-        family="haystack",
-        title="Haystack · pruning, then a backup compactor",
-        summary=(
-            "Two CompactionHooks registered in order under before_llm, as the hook was designed to be stacked: tool "
-            "result pruning runs first; if the context is still at or over compact_at × window afterwards (each hook "
-            "measures the current state itself), summarization or the sliding window runs as the backup."
-        ),
-        params=(
-            *_prefixed(PRUNING_INFO.params, "prune_"),
-            Param("second", "choice", "summarization", "The backup hook that runs after pruning when the context is "
-                  "still over the trigger.", choices=("summarization", "sliding_window")),
-            Param("second_min_keep_steps", "int", 1, "How many of the newest agent steps of the current task the "
-                  "backup never removes or summarizes (0 lets every step go).", minimum=0, maximum=50),
-            *_prefixed(summarization_params()[1:], "second_", _SUMMARIZATION_ONLY),
-            *(replace(p, help=p.help + _SUMMARIZATION_ONLY) for p in _summarizer_params("second_")),
-            Param("second_omission_note", "str", OMISSION_NOTE, "User message left where messages were removed; "
-                  "`{num_removed}` becomes the number removed in that pass. Empty: remove silently." + _SLIDING_ONLY),
-        ),
-        **hooks(_stack_chain),
-        docs_url="https://github.com/deepset-ai/haystack/pull/12196",
-    )
+_register(
+    "stack",
+    title="Haystack · pruning, then a backup compactor",
+    summary=(
+        "Two CompactionHooks registered in order under before_llm, as the hook was designed to be stacked: tool "
+        "result pruning runs first; if the context is still at or over compact_at × window afterwards (each hook "
+        "measures the current state itself), summarization or the sliding window runs as the backup."
+    ),
+    params=(
+        *_prefixed(PRUNING_INFO.params, "prune_"),
+        Param("second", "choice", "summarization", "The backup hook that runs after pruning when the context is "
+              "still over the trigger.", choices=("summarization", "sliding_window")),
+        Param("second_min_keep_steps", "int", 1, "How many of the newest agent steps of the current task the "
+              "backup never removes or summarizes (0 lets every step go).", minimum=0, maximum=50),
+        *_prefixed(summarization_params()[1:], "second_", _SUMMARIZATION_ONLY),
+        *(replace(p, help=p.help + _SUMMARIZATION_ONLY) for p in _summarizer_params("second_")),
+        Param("second_omission_note", "str", OMISSION_NOTE, "User message left where messages were removed; "
+              "`{num_removed}` becomes the number removed in that pass. Empty: remove silently." + _SLIDING_ONLY),
+    ),
+    **hooks(_stack_chain),
+    docs_url="https://github.com/deepset-ai/haystack/pull/12196",
 )

@@ -312,13 +312,12 @@ class HistoryRunner(Runner):
                 self._view = view.view
             elif view.entries is not None:
                 self._view = View(self._stored, view.entries, self.counter, self.tools)
-        return CallOutcome(
-            tokens_before=before,
-            tokens_sent=self.measure(),
+        return self.outcome(
+            before,
             triggered=persisted.triggered or view.triggered,
             compacted=persisted.changed or view.entries is not None,
             target=persisted.target if persisted.target is not None else view.target,
-            note="; ".join(n for n in (persisted.note, view.note) if n),
+            notes=(persisted.note, view.note),
             model_calls=[*persisted.model_calls, *view.model_calls],
         )
 

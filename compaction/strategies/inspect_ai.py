@@ -23,8 +23,7 @@ from ..history import inserted
 from .base import SUMMARIZER_PARAMS
 from .base import Param
 from .base import RunContext
-from .base import StrategyInfo
-from .base import register
+from .base import registrar
 from .history_runner import Decision
 from .history_runner import Follower
 from .history_runner import HistoryRunner
@@ -384,71 +383,58 @@ COMMON = (
 )
 
 
-register(
-    StrategyInfo(
-        name="inspect_ai.edit",
-        family="inspect_ai",
-        title="Inspect AI · CompactionEdit",
-        summary=(
-            "At the threshold: thinking is removed from all but the last assistant messages, and all but the last "
-            "keep_tool_uses tool results become `(Tool result removed)` (or call and result disappear when inputs are "
-            "not kept). No summary. Uses its own threshold; ignores compact_at/compact_to."
-        ),
-        params=(
-            *COMMON,
-            Param("keep_thinking_turns", "str", "1", "`keep_thinking_turns`: assistant messages that keep their "
-                  "reasoning (a number, or `all`)."),
-            Param("keep_tool_uses", "int", 3, "`keep_tool_uses`: the most recent tool uses left intact (0: clear all).",
-                  minimum=0, maximum=1000),
-            Param("keep_tool_inputs", "bool", True, "`keep_tool_inputs`: keep the calls and replace only results; off: "
-                  "call and result are removed and the assistant gets a `[Tool call: …]` note."),
-            Param("exclude_tools", "str_list", (), "`exclude_tools`: tools whose uses are never cleared."),
-        ),
-        build=Edit,
-        policy="none",
-        docs_url=DOCS,
-    )
+_register = registrar("inspect_ai", policy="none", docs_url=DOCS)
+
+_register(
+    "edit",
+    title="Inspect AI · CompactionEdit",
+    summary=(
+        "At the threshold: thinking is removed from all but the last assistant messages, and all but the last "
+        "keep_tool_uses tool results become `(Tool result removed)` (or call and result disappear when inputs are "
+        "not kept). No summary. Uses its own threshold; ignores compact_at/compact_to."
+    ),
+    params=(
+        *COMMON,
+        Param("keep_thinking_turns", "str", "1", "`keep_thinking_turns`: assistant messages that keep their "
+              "reasoning (a number, or `all`)."),
+        Param("keep_tool_uses", "int", 3, "`keep_tool_uses`: the most recent tool uses left intact (0: clear all).",
+              minimum=0, maximum=1000),
+        Param("keep_tool_inputs", "bool", True, "`keep_tool_inputs`: keep the calls and replace only results; off: "
+              "call and result are removed and the assistant gets a `[Tool call: …]` note."),
+        Param("exclude_tools", "str_list", (), "`exclude_tools`: tools whose uses are never cleared."),
+    ),
+    build=Edit,
 )
 
-register(
-    StrategyInfo(
-        name="inspect_ai.trim",
-        family="inspect_ai",
-        title="Inspect AI · CompactionTrim",
-        summary=(
-            "At the threshold: system messages and the sample input stay, the most recent `preserve` share of the "
-            "other messages is kept (the rest dropped), tool calls and results re-paired. Uses its own threshold; "
-            "ignores compact_at/compact_to."
-        ),
-        params=(
-            *COMMON,
-            Param("preserve", "float", 0.8, "`preserve`: share of the conversation messages kept, most recent first.",
-                  minimum=0.01, maximum=1.0),
-        ),
-        build=Trim,
-        policy="none",
-        docs_url=DOCS,
-    )
+_register(
+    "trim",
+    title="Inspect AI · CompactionTrim",
+    summary=(
+        "At the threshold: system messages and the sample input stay, the most recent `preserve` share of the "
+        "other messages is kept (the rest dropped), tool calls and results re-paired. Uses its own threshold; "
+        "ignores compact_at/compact_to."
+    ),
+    params=(
+        *COMMON,
+        Param("preserve", "float", 0.8, "`preserve`: share of the conversation messages kept, most recent first.",
+              minimum=0.01, maximum=1.0),
+    ),
+    build=Trim,
 )
 
-register(
-    StrategyInfo(
-        name="inspect_ai.summary",
-        family="inspect_ai",
-        title="Inspect AI · CompactionSummary",
-        summary=(
-            "At the threshold: the conversation since the last summary is summarized, and the input becomes system + "
-            "sample input + one user message `[CONTEXT COMPACTION SUMMARY] …`. Uses its own threshold; ignores "
-            "compact_at/compact_to."
-        ),
-        params=(
-            *COMMON,
-            Param("instructions", "str", "", "`instructions`: extra summarization instructions appended to the "
-                  "prompt."),
-            *SUMMARIZER_PARAMS,
-        ),
-        build=Summary,
-        policy="none",
-        docs_url=DOCS,
-    )
+_register(
+    "summary",
+    title="Inspect AI · CompactionSummary",
+    summary=(
+        "At the threshold: the conversation since the last summary is summarized, and the input becomes system + "
+        "sample input + one user message `[CONTEXT COMPACTION SUMMARY] …`. Uses its own threshold; ignores "
+        "compact_at/compact_to."
+    ),
+    params=(
+        *COMMON,
+        Param("instructions", "str", "", "`instructions`: extra summarization instructions appended to the "
+              "prompt."),
+        *SUMMARIZER_PARAMS,
+    ),
+    build=Summary,
 )

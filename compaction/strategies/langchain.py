@@ -46,8 +46,7 @@ from ..tokens import Counter
 from .base import SUMMARIZER_PARAMS
 from .base import Param
 from .base import RunContext
-from .base import StrategyInfo
-from .base import register
+from .base import registrar
 from .history_runner import Decision
 from .history_runner import Follower
 from .history_runner import HistoryRunner
@@ -569,71 +568,65 @@ def _clear_inputs(message: Message, ids: Sequence[str]) -> Message:
 
 
 # ------------------------------------------------------------------------------------------------ registration
-register(
-    StrategyInfo(
-        name="langchain.summarization",
-        family="langchain",
-        title="LangChain · SummarizationMiddleware",
-        summary=(
-            "Before each model call, when a trigger clause holds, the older messages are replaced by one human "
-            "message 'Here is a summary of the conversation to date:' and the most recent `keep` messages stay "
-            "(the cut never separates a tool call from its results). Only the last trim_tokens_to_summarize tokens of "
-            "the replaced part reach the summarizer, as one human message: the summary prompt with them filled in "
-            "as XML `<message type=\"…\">` elements. Default trigger: none (never summarizes). The system prompt is "
-            "not part of the middleware's messages. Uses its own trigger; ignores compact_at/compact_to; `fraction` "
-            "is relative to context_window."
-        ),
-        params=(
-            Param("trigger", "str", "", "`trigger`: clauses such as `tokens>=4000`, `messages>=50|fraction>=0.8` "
-                  "(`|`: any clause, `&`: all items of a clause). Empty = None: never summarizes."),
-            Param("keep", "str", "messages=20", "`keep`: what stays verbatim — `messages=N`, `tokens=N` or "
-                  "`fraction=F` (of context_window)."),
-            Param("trim_tokens_to_summarize", "int", 4000, "`trim_tokens_to_summarize`: the summarizer only sees the "
-                  "most recent this-many tokens of the replaced part, starting at a human message (0: None, no trim).",
-                  minimum=0, maximum=1_000_000),
-            Param("max_consecutive_summary_failures", "int", 3, "`max_consecutive_summary_failures`: failed summaries "
-                  "in a row before the run stops (0: None, no limit).", minimum=0, maximum=100, advanced=True),
-            Param("hard_token_ceiling", "int", 0, "`hard_token_ceiling`: a failed summary stops the run once the "
-                  "messages reach this many tokens (0: None).", minimum=0, maximum=10_000_000, advanced=True),
-            Param("summary_prompt", "str", DEFAULT_SUMMARY_PROMPT, "`summary_prompt`: the summarizer prompt; "
-                  "`{messages}` marks where the messages go (filled as Python's str.format fills it, so `{{` and `}}` "
-                  "are literal braces and no other `{field}` may appear).", advanced=True),
-            *SUMMARIZER_PARAMS,
-        ),
-        build=SummarizationRunner,
-        policy="none",
-        docs_url=DOCS_SUMMARY,
-    )
+_register = registrar("langchain", policy="none")
+
+_register(
+    "summarization",
+    title="LangChain · SummarizationMiddleware",
+    summary=(
+        "Before each model call, when a trigger clause holds, the older messages are replaced by one human "
+        "message 'Here is a summary of the conversation to date:' and the most recent `keep` messages stay "
+        "(the cut never separates a tool call from its results). Only the last trim_tokens_to_summarize tokens of "
+        "the replaced part reach the summarizer, as one human message: the summary prompt with them filled in "
+        "as XML `<message type=\"…\">` elements. Default trigger: none (never summarizes). The system prompt is "
+        "not part of the middleware's messages. Uses its own trigger; ignores compact_at/compact_to; `fraction` "
+        "is relative to context_window."
+    ),
+    params=(
+        Param("trigger", "str", "", "`trigger`: clauses such as `tokens>=4000`, `messages>=50|fraction>=0.8` "
+              "(`|`: any clause, `&`: all items of a clause). Empty = None: never summarizes."),
+        Param("keep", "str", "messages=20", "`keep`: what stays verbatim — `messages=N`, `tokens=N` or "
+              "`fraction=F` (of context_window)."),
+        Param("trim_tokens_to_summarize", "int", 4000, "`trim_tokens_to_summarize`: the summarizer only sees the "
+              "most recent this-many tokens of the replaced part, starting at a human message (0: None, no trim).",
+              minimum=0, maximum=1_000_000),
+        Param("max_consecutive_summary_failures", "int", 3, "`max_consecutive_summary_failures`: failed summaries "
+              "in a row before the run stops (0: None, no limit).", minimum=0, maximum=100, advanced=True),
+        Param("hard_token_ceiling", "int", 0, "`hard_token_ceiling`: a failed summary stops the run once the "
+              "messages reach this many tokens (0: None).", minimum=0, maximum=10_000_000, advanced=True),
+        Param("summary_prompt", "str", DEFAULT_SUMMARY_PROMPT, "`summary_prompt`: the summarizer prompt; "
+              "`{messages}` marks where the messages go (filled as Python's str.format fills it, so `{{` and `}}` "
+              "are literal braces and no other `{field}` may appear).", advanced=True),
+        *SUMMARIZER_PARAMS,
+    ),
+    build=SummarizationRunner,
+    docs_url=DOCS_SUMMARY,
 )
 
-register(
-    StrategyInfo(
-        name="langchain.context_editing",
-        family="langchain",
-        title="LangChain · ContextEditingMiddleware + ClearToolUsesEdit",
-        summary=(
-            "Each model request, when the messages exceed `trigger` tokens, tool results older than the last `keep` "
-            "are replaced by `[cleared]`, oldest first — all of them, or until clear_at_least tokens are freed. A "
-            "result is only cleared when the nearest AI message before it made its call. Applied to a copy of the "
-            "messages (projection). Uses its own trigger; ignores compact_at/compact_to."
-        ),
-        params=(
-            Param("trigger", "int", 100_000, "`trigger`: the edit runs when the messages exceed this many tokens.",
-                  minimum=0, maximum=10_000_000),
-            Param("clear_at_least", "int", 0, "`clear_at_least`: stop clearing once this many tokens are freed "
-                  "(0: clear every candidate).", minimum=0, maximum=10_000_000),
-            Param("keep", "int", 3, "`keep`: the most recent tool results never cleared (excluded tools count too).",
-                  minimum=0, maximum=1000),
-            Param("clear_tool_inputs", "bool", False, "`clear_tool_inputs`: also empty the arguments of the calls "
-                  "whose results are cleared."),
-            Param("exclude_tools", "str_list", (), "`exclude_tools`: tool names whose results are never cleared."),
-            Param("placeholder", "str", CLEARED_PLACEHOLDER, "`placeholder`: text left in a cleared result."),
-            Param("token_count_method", "choice", "approximate", "`token_count_method`: `approximate` counts the "
-                  "messages; `model` counts system prompt, messages and tool schemas.", choices=("approximate", "model"),
-                  advanced=True),
-        ),
-        build=ClearToolUsesRunner,
-        policy="none",
-        docs_url=DOCS_EDITING,
-    )
+_register(
+    "context_editing",
+    title="LangChain · ContextEditingMiddleware + ClearToolUsesEdit",
+    summary=(
+        "Each model request, when the messages exceed `trigger` tokens, tool results older than the last `keep` "
+        "are replaced by `[cleared]`, oldest first — all of them, or until clear_at_least tokens are freed. A "
+        "result is only cleared when the nearest AI message before it made its call. Applied to a copy of the "
+        "messages (projection). Uses its own trigger; ignores compact_at/compact_to."
+    ),
+    params=(
+        Param("trigger", "int", 100_000, "`trigger`: the edit runs when the messages exceed this many tokens.",
+              minimum=0, maximum=10_000_000),
+        Param("clear_at_least", "int", 0, "`clear_at_least`: stop clearing once this many tokens are freed "
+              "(0: clear every candidate).", minimum=0, maximum=10_000_000),
+        Param("keep", "int", 3, "`keep`: the most recent tool results never cleared (excluded tools count too).",
+              minimum=0, maximum=1000),
+        Param("clear_tool_inputs", "bool", False, "`clear_tool_inputs`: also empty the arguments of the calls "
+              "whose results are cleared."),
+        Param("exclude_tools", "str_list", (), "`exclude_tools`: tool names whose results are never cleared."),
+        Param("placeholder", "str", CLEARED_PLACEHOLDER, "`placeholder`: text left in a cleared result."),
+        Param("token_count_method", "choice", "approximate", "`token_count_method`: `approximate` counts the "
+              "messages; `model` counts system prompt, messages and tool schemas.", choices=("approximate", "model"),
+              advanced=True),
+    ),
+    build=ClearToolUsesRunner,
+    docs_url=DOCS_EDITING,
 )

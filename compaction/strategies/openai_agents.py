@@ -232,7 +232,6 @@ def item_json(item: Item, message: Message) -> dict[str, Any]:
 register(
     StrategyInfo(
         name="openai_agents.session_limit",
-        family="openai_agents",
         title="OpenAI Agents SDK · SessionSettings(limit)",
         summary=(
             "When a run starts (a new user turn), the session loads only its last `limit` items (a message, a tool "

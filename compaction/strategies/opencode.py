@@ -31,8 +31,7 @@ from ._agent_usage import PreviousCall
 from .base import SUMMARIZER_PARAMS
 from .base import Param
 from .base import RunContext
-from .base import StrategyInfo
-from .base import register
+from .base import registrar
 from .contract import Call
 from .contract import Strategy
 from .history_runner import leading_system
@@ -401,62 +400,54 @@ _PRUNE_PARAMS = (
           maximum=10_000_000),
 )
 
-register(
-    StrategyInfo(
-        name="opencode.prune",
-        family="opencode",
-        title="OpenCode · prune old tool outputs",
-        summary=(
-            "`compaction.prune`: when a turn ends (an answer with no tool call), the completed tool outputs older "
-            "than the last two user turns and past the newest 40,000 tokens are sent as "
-            "`[Old tool result content cleared]` from then on, if they add up to more than 20,000 tokens. "
-            "Token-free trigger; ignores context_window, compact_at and compact_to."
-        ),
-        params=_PRUNE_PARAMS,
-        reference=Prune,
-        policy="none",
-        docs_url=DOCS,
-    )
+_register = registrar("opencode", policy="none", docs_url=DOCS)
+
+_register(
+    "prune",
+    title="OpenCode · prune old tool outputs",
+    summary=(
+        "`compaction.prune`: when a turn ends (an answer with no tool call), the completed tool outputs older "
+        "than the last two user turns and past the newest 40,000 tokens are sent as "
+        "`[Old tool result content cleared]` from then on, if they add up to more than 20,000 tokens. "
+        "Token-free trigger; ignores context_window, compact_at and compact_to."
+    ),
+    params=_PRUNE_PARAMS,
+    reference=Prune,
 )
 
-register(
-    StrategyInfo(
-        name="opencode.compaction",
-        family="opencode",
-        title="OpenCode · auto compaction",
-        summary=(
-            "`compaction.auto`: when the last call's reported tokens reach the usable context (context_window less "
-            "the max output and `reserved`), the turns before the newest ones that fit `preserve_recent_tokens` "
-            "are summarized by the compaction agent, and the next request holds `What did we do so far?`, the "
-            "summary, the kept turns and OpenCode's continue message. Uses its own threshold from context_window; "
-            "ignores compact_at/compact_to."
-        ),
-        params=(
-            Param("reserved", "int", 0, "`compaction.reserved`: tokens kept free below the limit; 0 uses OpenCode's "
-                  "default, min(20,000, the max output).", minimum=0, maximum=1_000_000),
-            Param("model_output_limit", "int", OUTPUT_TOKEN_MAX, "The model's `limit.output` (models.dev, or "
-                  "`provider.<id>.models.<id>.limit.output` in opencode.json): the output reserved from the "
-                  "context.", minimum=1, maximum=1_000_000),
-            Param("output_token_max", "int", OUTPUT_TOKEN_MAX, "`OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX` (env): the "
-                  "cap on the model's max output (32,000 when unset).", minimum=1, maximum=1_000_000),
-            Param("model_input_limit", "int", 0, "The model's `limit.input`, when its provider publishes one: then "
-                  "the usable context is this less `reserved` (0: none; the context window counts).", minimum=0,
-                  maximum=10_000_000),
-            Param("preserve_recent_tokens", "int", 0, "`compaction.preserve_recent_tokens`: the newest turns kept "
-                  "verbatim must fit this many tokens; 0 uses OpenCode's default, a quarter of the usable context "
-                  "within 2,000–15,000.", minimum=0, maximum=10_000_000),
-            Param("tail_turns", "int", -1, "`compaction.tail_turns`: keep at most this many recent turns (0 keeps "
-                  "none: everything is summarized; -1: unset).", minimum=-1, maximum=1_000),
-            Param("mode", "choice", "prepend", "`compaction.mode`: `prepend` sends the compaction agent the older "
-                  "turns as a transcript; `suffix` sends the whole request with a summarize-before-this request "
-                  "appended.", choices=("prepend", "suffix")),
-            Param("prune", "bool", False, "`compaction.prune`: also clear old tool outputs when each turn ends "
-                  "(as opencode.prune)."),
-            *_PRUNE_PARAMS,
-            *SUMMARIZER_PARAMS,
-        ),
-        reference=Compaction,
-        policy="none",
-        docs_url=DOCS,
-    )
+_register(
+    "compaction",
+    title="OpenCode · auto compaction",
+    summary=(
+        "`compaction.auto`: when the last call's reported tokens reach the usable context (context_window less "
+        "the max output and `reserved`), the turns before the newest ones that fit `preserve_recent_tokens` "
+        "are summarized by the compaction agent, and the next request holds `What did we do so far?`, the "
+        "summary, the kept turns and OpenCode's continue message. Uses its own threshold from context_window; "
+        "ignores compact_at/compact_to."
+    ),
+    params=(
+        Param("reserved", "int", 0, "`compaction.reserved`: tokens kept free below the limit; 0 uses OpenCode's "
+              "default, min(20,000, the max output).", minimum=0, maximum=1_000_000),
+        Param("model_output_limit", "int", OUTPUT_TOKEN_MAX, "The model's `limit.output` (models.dev, or "
+              "`provider.<id>.models.<id>.limit.output` in opencode.json): the output reserved from the "
+              "context.", minimum=1, maximum=1_000_000),
+        Param("output_token_max", "int", OUTPUT_TOKEN_MAX, "`OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX` (env): the "
+              "cap on the model's max output (32,000 when unset).", minimum=1, maximum=1_000_000),
+        Param("model_input_limit", "int", 0, "The model's `limit.input`, when its provider publishes one: then "
+              "the usable context is this less `reserved` (0: none; the context window counts).", minimum=0,
+              maximum=10_000_000),
+        Param("preserve_recent_tokens", "int", 0, "`compaction.preserve_recent_tokens`: the newest turns kept "
+              "verbatim must fit this many tokens; 0 uses OpenCode's default, a quarter of the usable context "
+              "within 2,000–15,000.", minimum=0, maximum=10_000_000),
+        Param("tail_turns", "int", -1, "`compaction.tail_turns`: keep at most this many recent turns (0 keeps "
+              "none: everything is summarized; -1: unset).", minimum=-1, maximum=1_000),
+        Param("mode", "choice", "prepend", "`compaction.mode`: `prepend` sends the compaction agent the older "
+              "turns as a transcript; `suffix` sends the whole request with a summarize-before-this request "
+              "appended.", choices=("prepend", "suffix")),
+        Param("prune", "bool", False, "`compaction.prune`: also clear old tool outputs when each turn ends "
+              "(as opencode.prune)."),
+        *_PRUNE_PARAMS,
+        *SUMMARIZER_PARAMS,
+    ),
+    reference=Compaction,
 )

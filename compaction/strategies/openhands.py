@@ -30,8 +30,7 @@ from ..tokens import render_haystack
 from .base import SUMMARIZER_PARAMS
 from .base import Param
 from .base import RunContext
-from .base import StrategyInfo
-from .base import register
+from .base import registrar
 from .history_runner import Decision
 from .history_runner import Follower
 from .history_runner import HistoryRunner
@@ -367,115 +366,93 @@ class LLMSummarizing(OpenHandsRunner):
 MAX_SIZE_V0 = Param("max_size", "int", 100, "`max_size`: condense once the history has more events (messages) than "
                     "this (class and config default 100).", minimum=2, maximum=100_000)
 
-register(
-    StrategyInfo(
-        name="openhands.observation_masking",
-        family="openhands",
-        title="OpenHands · ObservationMaskingCondenser",
-        summary=(
-            "Before every call, tool results outside the last attention_window events are replaced by `<MASKED>`. "
-            "The window counts all messages, not only observations. Always on; ignores context_window/compact_at/"
-            "compact_to."
-        ),
-        params=(
-            Param("attention_window", "int", 5, "`attention_window`: the most recent events (messages) whose "
-                  "observations stay visible (class default 5; OpenHands config default 100).",
-                  minimum=1, maximum=100_000),
-        ),
-        build=ObservationMasking,
-        policy="none",
-        docs_url=DOCS,
-    )
+_register = registrar("openhands", policy="none", docs_url=DOCS)
+
+_register(
+    "observation_masking",
+    title="OpenHands · ObservationMaskingCondenser",
+    summary=(
+        "Before every call, tool results outside the last attention_window events are replaced by `<MASKED>`. "
+        "The window counts all messages, not only observations. Always on; ignores context_window/compact_at/"
+        "compact_to."
+    ),
+    params=(
+        Param("attention_window", "int", 5, "`attention_window`: the most recent events (messages) whose "
+              "observations stay visible (class default 5; OpenHands config default 100).",
+              minimum=1, maximum=100_000),
+    ),
+    build=ObservationMasking,
 )
 
-register(
-    StrategyInfo(
-        name="openhands.recent_events",
-        family="openhands",
-        title="OpenHands · RecentEventsCondenser",
-        summary=(
-            "Before every call, only the first keep_first and the most recent events are sent (max_events in all). "
-            "Reproduced as written: while the history is shorter than max_events the first events are sent twice. "
-            "Ignores context_window/compact_at/compact_to."
-        ),
-        params=(
-            Param("keep_first", "int", 1, "`keep_first`: events at the start always kept (class and config "
-                  "default 1).", minimum=0, maximum=100_000),
-            Param("max_events", "int", 10, "`max_events`: events sent at most (class default 10; OpenHands config "
-                  "default 100).", minimum=1, maximum=100_000),
-        ),
-        build=RecentEvents,
-        policy="none",
-        docs_url=DOCS,
-    )
+_register(
+    "recent_events",
+    title="OpenHands · RecentEventsCondenser",
+    summary=(
+        "Before every call, only the first keep_first and the most recent events are sent (max_events in all). "
+        "Reproduced as written: while the history is shorter than max_events the first events are sent twice. "
+        "Ignores context_window/compact_at/compact_to."
+    ),
+    params=(
+        Param("keep_first", "int", 1, "`keep_first`: events at the start always kept (class and config "
+              "default 1).", minimum=0, maximum=100_000),
+        Param("max_events", "int", 10, "`max_events`: events sent at most (class default 10; OpenHands config "
+              "default 100).", minimum=1, maximum=100_000),
+    ),
+    build=RecentEvents,
 )
 
-register(
-    StrategyInfo(
-        name="openhands.amortized_forgetting",
-        family="openhands",
-        title="OpenHands · AmortizedForgettingCondenser",
-        summary=(
-            "When the history has more than max_size events, everything but the first keep_first and the last "
-            "max_size // 2 - keep_first events is forgotten (persisted, no summary). Ignores context_window/"
-            "compact_at/compact_to."
-        ),
-        params=(
-            MAX_SIZE_V0,
-            Param("keep_first", "int", 0, "`keep_first`: events at the start never forgotten (class default 0; "
-                  "OpenHands config default 1).", minimum=0, maximum=100_000),
-        ),
-        build=AmortizedForgetting,
-        policy="none",
-        docs_url=DOCS,
-    )
+_register(
+    "amortized_forgetting",
+    title="OpenHands · AmortizedForgettingCondenser",
+    summary=(
+        "When the history has more than max_size events, everything but the first keep_first and the last "
+        "max_size // 2 - keep_first events is forgotten (persisted, no summary). Ignores context_window/"
+        "compact_at/compact_to."
+    ),
+    params=(
+        MAX_SIZE_V0,
+        Param("keep_first", "int", 0, "`keep_first`: events at the start never forgotten (class default 0; "
+              "OpenHands config default 1).", minimum=0, maximum=100_000),
+    ),
+    build=AmortizedForgetting,
 )
 
-register(
-    StrategyInfo(
-        name="openhands.llm_summarizing",
-        family="openhands",
-        title="OpenHands · LLMSummarizingCondenser (V0)",
-        summary=(
-            "When the history has more than max_size events, the events after the first keep_first and before the "
-            "last max_size // 2 - keep_first - 1 are summarized with the previous summary into one summary event "
-            "placed at keep_first (persisted). Ignores context_window/compact_at/compact_to."
-        ),
-        params=(
-            MAX_SIZE_V0,
-            Param("keep_first", "int", 1, "`keep_first`: events at the start never summarized (class and config "
-                  "default 1).", minimum=0, maximum=100_000),
-            Param("max_event_length", "int", 10_000, "`max_event_length`: characters of each event shown to the "
-                  "summarizer.", minimum=1, maximum=10_000_000),
-            *SUMMARIZER_PARAMS,
-        ),
-        build=partial(LLMSummarizing, v1=False),
-        policy="none",
-        docs_url=DOCS,
-    )
+_register(
+    "llm_summarizing",
+    title="OpenHands · LLMSummarizingCondenser (V0)",
+    summary=(
+        "When the history has more than max_size events, the events after the first keep_first and before the "
+        "last max_size // 2 - keep_first - 1 are summarized with the previous summary into one summary event "
+        "placed at keep_first (persisted). Ignores context_window/compact_at/compact_to."
+    ),
+    params=(
+        MAX_SIZE_V0,
+        Param("keep_first", "int", 1, "`keep_first`: events at the start never summarized (class and config "
+              "default 1).", minimum=0, maximum=100_000),
+        Param("max_event_length", "int", 10_000, "`max_event_length`: characters of each event shown to the "
+              "summarizer.", minimum=1, maximum=10_000_000),
+        *SUMMARIZER_PARAMS,
+    ),
+    build=partial(LLMSummarizing, v1=False),
 )
 
-register(
-    StrategyInfo(
-        name="openhands.llm_summarizing_v1",
-        family="openhands",
-        title="OpenHands SDK (V1) · LLMSummarizingCondenser",
-        summary=(
-            "V1 software-agent-sdk: when the history has more than max_size events (or more than max_tokens "
-            "tokens), the events between the first keep_first and the last max_size // 2 - keep_first - 1 are "
-            "summarized into one summary at keep_first (persisted). Ignores context_window/compact_at/compact_to."
-        ),
-        params=(
-            Param("max_size", "int", 120, "`max_size`: condense once the history has more events (messages) than "
-                  "this.", minimum=1, maximum=100_000),
-            Param("keep_first", "int", 4, "`keep_first`: events at the start never summarized.", minimum=0,
-                  maximum=100_000),
-            Param("max_tokens", "int", 0, "`max_tokens`: also condense when the history exceeds this many tokens "
-                  "(0: None).", minimum=0, maximum=10_000_000),
-            *SUMMARIZER_PARAMS,
-        ),
-        build=partial(LLMSummarizing, v1=True),
-        policy="none",
-        docs_url=DOCS_V1,
-    )
+_register(
+    "llm_summarizing_v1",
+    title="OpenHands SDK (V1) · LLMSummarizingCondenser",
+    summary=(
+        "V1 software-agent-sdk: when the history has more than max_size events (or more than max_tokens "
+        "tokens), the events between the first keep_first and the last max_size // 2 - keep_first - 1 are "
+        "summarized into one summary at keep_first (persisted). Ignores context_window/compact_at/compact_to."
+    ),
+    params=(
+        Param("max_size", "int", 120, "`max_size`: condense once the history has more events (messages) than "
+              "this.", minimum=1, maximum=100_000),
+        Param("keep_first", "int", 4, "`keep_first`: events at the start never summarized.", minimum=0,
+              maximum=100_000),
+        Param("max_tokens", "int", 0, "`max_tokens`: also condense when the history exceeds this many tokens "
+              "(0: None).", minimum=0, maximum=10_000_000),
+        *SUMMARIZER_PARAMS,
+    ),
+    build=partial(LLMSummarizing, v1=True),
+    docs_url=DOCS_V1,
 )

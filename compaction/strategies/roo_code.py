@@ -42,8 +42,7 @@ from ._api_messages import api_messages
 from .base import SUMMARIZER_PARAMS
 from .base import Param
 from .base import RunContext
-from .base import StrategyInfo
-from .base import register
+from .base import registrar
 from .contract import Call
 from .contract import Strategy
 from .history_runner import leading_system
@@ -417,53 +416,47 @@ _CONTEXT_PARAMS = (
           minimum=0, maximum=1_000_000),
 )
 
-register(
-    StrategyInfo(
-        name="roo_code.condense",
-        family="roo_code",
-        title="Roo Code · intelligent context condensing",
-        summary=(
-            "When 100 · prevContextTokens / context_window reaches auto_condense_context_percent, or prevContext"
-            "Tokens passes 90% of the window less the reserved output, an LLM summary replaces the conversation "
-            "(v3.43+: the model sees the summary alone; v3.17–v3.42: the first message, the summary and the last 3 "
-            "messages); if the condense cannot run, the sliding window hides half the messages. Uses its own "
-            "thresholds from context_window; ignores compact_at/compact_to."
-        ),
-        params=(
-            Param("auto_condense_context_percent", "int", 100, "`autoCondenseContextPercent` (Settings → Context "
-                  "Management → threshold to trigger intelligent context condensing, or a profile's own threshold): "
-                  "condense when the context reaches this percent of the window.", minimum=MIN_CONDENSE_THRESHOLD,
-                  maximum=MAX_CONDENSE_THRESHOLD),
-            *_CONTEXT_PARAMS,
-            Param("custom_condensing_prompt", "str", "", "`customSupportPrompts.CONDENSE` (Settings → Prompts → "
-                  "Context Condensing): the condense instructions sent after the messages; empty uses Roo's "
-                  "default."),
-            Param("roo_version", "choice", "auto", "Which Roo Code release's condense to replay: `3.43+` (the "
-                  "summary is a user message the model sees alone), `3.17-3.42` (first message + summary + last 3 "
-                  "messages) or `auto` (the log's version, else 3.43+).", choices=("auto", FRESH_START, KEEP_LAST_3)),
-            *SUMMARIZER_PARAMS,
-        ),
-        reference=Condense,
-        policy="none",
-        docs_url=CONDENSE_DOCS,
-    )
+_register = registrar("roo_code", policy="none")
+
+_register(
+    "condense",
+    title="Roo Code · intelligent context condensing",
+    summary=(
+        "When 100 · prevContextTokens / context_window reaches auto_condense_context_percent, or prevContext"
+        "Tokens passes 90% of the window less the reserved output, an LLM summary replaces the conversation "
+        "(v3.43+: the model sees the summary alone; v3.17–v3.42: the first message, the summary and the last 3 "
+        "messages); if the condense cannot run, the sliding window hides half the messages. Uses its own "
+        "thresholds from context_window; ignores compact_at/compact_to."
+    ),
+    params=(
+        Param("auto_condense_context_percent", "int", 100, "`autoCondenseContextPercent` (Settings → Context "
+              "Management → threshold to trigger intelligent context condensing, or a profile's own threshold): "
+              "condense when the context reaches this percent of the window.", minimum=MIN_CONDENSE_THRESHOLD,
+              maximum=MAX_CONDENSE_THRESHOLD),
+        *_CONTEXT_PARAMS,
+        Param("custom_condensing_prompt", "str", "", "`customSupportPrompts.CONDENSE` (Settings → Prompts → "
+              "Context Condensing): the condense instructions sent after the messages; empty uses Roo's "
+              "default."),
+        Param("roo_version", "choice", "auto", "Which Roo Code release's condense to replay: `3.43+` (the "
+              "summary is a user message the model sees alone), `3.17-3.42` (first message + summary + last 3 "
+              "messages) or `auto` (the log's version, else 3.43+).", choices=("auto", FRESH_START, KEEP_LAST_3)),
+        *SUMMARIZER_PARAMS,
+    ),
+    reference=Condense,
+    docs_url=CONDENSE_DOCS,
 )
 
-register(
-    StrategyInfo(
-        name="roo_code.sliding_window",
-        family="roo_code",
-        title="Roo Code · sliding window truncation",
-        summary=(
-            "With auto-condense off: when prevContextTokens (the last request's tokens in + out, plus the last "
-            "message) passes 90% of context_window less the reserved output, half of the visible messages after "
-            "the first (an even number) are hidden and a `[Sliding window truncation: N messages hidden to reduce "
-            "context]` marker takes their place. Uses its own threshold from context_window; ignores "
-            "compact_at/compact_to."
-        ),
-        params=_CONTEXT_PARAMS,
-        reference=SlidingWindow,
-        policy="none",
-        docs_url=DOCS,
-    )
+_register(
+    "sliding_window",
+    title="Roo Code · sliding window truncation",
+    summary=(
+        "With auto-condense off: when prevContextTokens (the last request's tokens in + out, plus the last "
+        "message) passes 90% of context_window less the reserved output, half of the visible messages after "
+        "the first (an even number) are hidden and a `[Sliding window truncation: N messages hidden to reduce "
+        "context]` marker takes their place. Uses its own threshold from context_window; ignores "
+        "compact_at/compact_to."
+    ),
+    params=_CONTEXT_PARAMS,
+    reference=SlidingWindow,
+    docs_url=DOCS,
 )

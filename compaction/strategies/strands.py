@@ -328,7 +328,6 @@ def parse_per_turn(value: Any) -> bool | int:
 register(
     StrategyInfo(
         name="strands.sliding_window",
-        family="strands",
         title="Strands Agents · SlidingWindowConversationManager",
         summary=(
             "After each invocation (and before model calls with per_turn) keeps the last window_size messages, "

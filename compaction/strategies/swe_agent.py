@@ -26,8 +26,7 @@ from .base import SUMMARIZER_PARAMS
 from .base import Param
 from .base import RunContext
 from .base import Runner
-from .base import StrategyInfo
-from .base import register
+from .base import registrar
 from .history_runner import Decision
 from .history_runner import Follower
 from .history_runner import HistoryRunner
@@ -272,52 +271,40 @@ def _build(with_masking: bool, with_summary: bool) -> Callable[[Mapping[str, Any
     return build
 
 
-register(
-    StrategyInfo(
-        name="swe_agent.last_n_observations",
-        family="swe_agent",
-        title="SWE-agent · LastNObservations (observation masking)",
-        summary=(
-            "Before every query, observations (tool results) older than the last n are replaced by `Old environment "
-            "output: (<L> lines omitted)`; the first observation (the task) is never elided and actions stay. The "
-            "paper's masking setup is n=10. Always on; ignores context_window/compact_at/compact_to."
-        ),
-        params=MASKING_PARAMS,
-        build=_build(True, False),
-        policy="none",
-        docs_url=DOCS,
-    )
+_register = registrar("swe_agent", policy="none", docs_url=PAPER)
+
+_register(
+    "last_n_observations",
+    title="SWE-agent · LastNObservations (observation masking)",
+    summary=(
+        "Before every query, observations (tool results) older than the last n are replaced by `Old environment "
+        "output: (<L> lines omitted)`; the first observation (the task) is never elided and actions stay. The "
+        "paper's masking setup is n=10. Always on; ignores context_window/compact_at/compact_to."
+    ),
+    params=MASKING_PARAMS,
+    build=_build(True, False),
+    docs_url=DOCS,
 )
 
-register(
-    StrategyInfo(
-        name="swe_agent.llm_summary",
-        family="swe_agent",
-        title="SWE-agent · LLM-Summary (Complexity Trap paper)",
-        summary=(
-            "The paper's OpenHands-style summarizer in SWE-agent: every N=21 turns, all but the last M=10 turns "
-            "(and the previous summary) become one summary placed after the task; persisted. Turn-based; ignores "
-            "context_window/compact_at/compact_to."
-        ),
-        params=SUMMARY_PARAMS,
-        build=_build(False, True),
-        policy="none",
-        docs_url=PAPER,
-    )
+_register(
+    "llm_summary",
+    title="SWE-agent · LLM-Summary (Complexity Trap paper)",
+    summary=(
+        "The paper's OpenHands-style summarizer in SWE-agent: every N=21 turns, all but the last M=10 turns "
+        "(and the previous summary) become one summary placed after the task; persisted. Turn-based; ignores "
+        "context_window/compact_at/compact_to."
+    ),
+    params=SUMMARY_PARAMS,
+    build=_build(False, True),
 )
 
-register(
-    StrategyInfo(
-        name="swe_agent.hybrid",
-        family="swe_agent",
-        title="SWE-agent · Hybrid: LLM-Summary + masking (Complexity Trap paper)",
-        summary=(
-            "The paper's hybrid: the LLM-Summary (N=21, M=10) persists, and observation masking (n=10) is applied on "
-            "top before every query. Ignores context_window/compact_at/compact_to."
-        ),
-        params=(*MASKING_PARAMS, *SUMMARY_PARAMS),
-        build=_build(True, True),
-        policy="none",
-        docs_url=PAPER,
-    )
+_register(
+    "hybrid",
+    title="SWE-agent · Hybrid: LLM-Summary + masking (Complexity Trap paper)",
+    summary=(
+        "The paper's hybrid: the LLM-Summary (N=21, M=10) persists, and observation masking (n=10) is applied on "
+        "top before every query. Ignores context_window/compact_at/compact_to."
+    ),
+    params=(*MASKING_PARAMS, *SUMMARY_PARAMS),
+    build=_build(True, True),
 )

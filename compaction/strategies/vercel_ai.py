@@ -532,7 +532,6 @@ def _keep_parts(message: Message, wanted: set[tuple[str, int]]) -> Message:
 register(
     StrategyInfo(
         name="vercel_ai.prune_messages",
-        family="vercel_ai",
         title="Vercel AI SDK · pruneMessages (prepareStep)",
         summary=(
             "pruneMessages before each step: removes reasoning parts, and tool-call/tool-result parts older than "
