@@ -24,7 +24,6 @@ from ..conversation import ToolCall
 from ._fields import as_id
 from ._fields import as_mapping
 from ._fields import as_text
-from ._fields import type_name
 from ._parts import Parts
 
 #: keys of a part that carry no content of their own
@@ -91,15 +90,10 @@ def read_parts(content: Any, where: str, warnings: list[LoadWarning]) -> GeminiP
     return out
 
 
-def _read_part(item: Any, where: str, out: GeminiParts, warnings: list[LoadWarning]) -> None:
+def _read_part(raw: Any, where: str, out: GeminiParts, warnings: list[LoadWarning]) -> None:
     parts = out.parts
-    if isinstance(item, str):
-        if item:
-            parts.texts.append(item)
-        return
-    if not isinstance(item, Mapping):
-        warnings.append(LoadWarning(f"{where}: skipped, expected text or a part object, got {type_name(item)}",
-                                    field="content"))
+    item = parts.part_object(raw, where, "skipped, expected text or a part object", warnings)
+    if item is None:
         return
     text = item.get("text")
     if isinstance(text, str):

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from dataclasses import field
+from typing import Any
 
 from ..conversation import File
 from ..conversation import Image
+from ..conversation import LoadWarning
 from ..conversation import ToolCall
 from ..conversation import ToolResult
+from ._fields import type_name
 
 
 @dataclass
@@ -41,6 +45,19 @@ class Parts:
         else:
             return False
         return True
+
+    def part_object(self, item: Any, where: str, skipped: str, warnings: list[LoadWarning], *,
+                    empty_text: bool = False) -> Mapping[str, Any] | None:
+        """``item`` when it is a part object, else None: a bare string is text (kept here; an empty one only with
+        ``empty_text``), anything else is skipped with the warning ``<where>: <skipped>, got <its type>``."""
+        if isinstance(item, str):
+            if item or empty_text:
+                self.texts.append(item)
+            return None
+        if not isinstance(item, Mapping):
+            warnings.append(LoadWarning(f"{where}: {skipped}, got {type_name(item)}", field="content"))
+            return None
+        return item
 
     @property
     def has_content(self) -> bool:

@@ -1,6 +1,6 @@
 """A conversation as a reader assembles it message by message: usage per LLM call, the log's own compactions and
-their summaries, warnings, and the model most calls used. Shared by the agent-SDK readers (Pydantic AI, Google ADK)
-and OpenCode."""
+their summaries, warnings, and the model most calls used. Shared by the agent-SDK readers (Pydantic AI, Google ADK),
+OpenCode and OpenHands."""
 
 from __future__ import annotations
 

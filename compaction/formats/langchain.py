@@ -43,6 +43,7 @@ from ._fields import detect_json_items
 from ._fields import message_list
 from ._fields import misfit_reason
 from ._fields import type_name
+from ._parts import Parts
 from ._transcript import append_read
 from .base import Document
 from .base import FormatInfo
@@ -98,17 +99,6 @@ def detect(doc: Document) -> str | None:
 
 
 # --------------------------------------------------------------------------------------------------- content
-class _Parts:
-    """What one message's content holds, sorted into our message fields."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-        self.reasoning: list[str] = []
-        self.images: list[Image] = []
-        self.files: list[File] = []
-        self.calls: list[ToolCall] = []
-
-
 def _image(block: Mapping[str, Any]) -> Image:
     url = block.get("image_url")
     url = as_mapping(url).get("url") if isinstance(url, Mapping) else url
@@ -122,13 +112,9 @@ def _image(block: Mapping[str, Any]) -> Image:
     return Image(mime_type=mime, source="base64" if inline else url)
 
 
-def _block(block: Any, where: str, parts: _Parts, known_calls: set[str], warnings: list[LoadWarning]) -> None:
-    if isinstance(block, str):
-        parts.texts.append(block)
-        return
-    if not isinstance(block, Mapping):
-        warnings.append(LoadWarning(f"{where}: content block skipped, expected an object, got {type_name(block)}",
-                                    field="content"))
+def _block(raw: Any, where: str, parts: Parts, known_calls: set[str], warnings: list[LoadWarning]) -> None:
+    block = parts.part_object(raw, where, "content block skipped, expected an object", warnings, empty_text=True)
+    if block is None:
         return
     kind = block.get("type")
     if kind == "text" or (kind is None and isinstance(block.get("text"), str)):
@@ -143,7 +129,7 @@ def _block(block: Any, where: str, parts: _Parts, known_calls: set[str], warning
         call_id = as_text(block.get("id"))
         if call_id not in known_calls and as_text(block.get("name")):
             raw = block.get("input") if kind == "tool_use" else block.get("args")
-            parts.calls.append(ToolCall(call_id, block["name"], parse_arguments(raw, where, warnings)))
+            parts.tool_calls.append(ToolCall(call_id, block["name"], parse_arguments(raw, where, warnings)))
     elif kind in ("image", "image_url", "input_image"):
         parts.images.append(_image(block))
     elif kind in ("file", "document", "pdf"):
@@ -156,8 +142,8 @@ def _block(block: Any, where: str, parts: _Parts, known_calls: set[str], warning
         parts.texts.append(json.dumps(block, ensure_ascii=False, default=str))
 
 
-def _parts(content: Any, where: str, known_calls: set[str], warnings: list[LoadWarning]) -> _Parts:
-    parts = _Parts()
+def _parts(content: Any, where: str, known_calls: set[str], warnings: list[LoadWarning]) -> Parts:
+    parts = Parts()
     if isinstance(content, str):
         if content:
             parts.texts.append(content)
@@ -211,7 +197,7 @@ def _tool_calls(fields: Mapping[str, Any], where: str, path: str | None,
     return []
 
 
-def _result_value(parts: _Parts) -> str | tuple[ResultPart, ...]:
+def _result_value(parts: Parts) -> str | tuple[ResultPart, ...]:
     if not parts.images and not parts.files:
         return "".join(parts.texts)
     return (*parts.texts, *parts.images, *parts.files)
@@ -255,7 +241,7 @@ class _Reader:
                    meta: dict[str, Any]) -> tuple[Message, Usage | None]:
         calls = _tool_calls(fields, where, self.path, self.warnings)
         parts = _parts(fields.get("content"), where, {c.id for c in calls if c.id}, self.warnings)
-        calls += parts.calls
+        calls += parts.tool_calls
         extra = as_text(as_mapping(fields.get("additional_kwargs")).get("reasoning_content"))
         reasoning = ([extra] if extra else []) + parts.reasoning
         for call in calls:

@@ -428,7 +428,6 @@ register_format(
         detect=detect,
         read=read,
         read_folder=read_folder,
-        extensions=(".json",),
         description="OpenCode sessions: `opencode export` JSON, or its store as a folder (opencode.db, or the "
         "storage/ JSON files of older versions): one LLM call per step, pruned tool outputs and compactions as "
         "log events.",

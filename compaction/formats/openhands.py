@@ -44,18 +44,17 @@ from ..conversation import LogEvent
 from ..conversation import Message
 from ..conversation import ResultPart
 from ..conversation import Role
-from ..conversation import Source
 from ..conversation import ToolCall
 from ..conversation import ToolResult
 from ..conversation import ToolSchema
 from ..conversation import Usage
-from ..conversation import structural_warnings
 from ..errors import LoadError
 from ._fields import UnknownTypes
 from ._fields import as_mapping
 from ._fields import as_text
 from ._fields import first_misfit
 from ._fields import type_name
+from ._transcript import Transcript
 from .base import Document
 from .base import FormatInfo
 from .base import register_format
@@ -229,18 +228,14 @@ class _Response:
 
 
 @dataclass
-class _Reader:
-    """Turns one event list into the messages OpenHands would send, in its order."""
+class _Reader(Transcript):
+    """Turns one event list into the messages OpenHands would send, in its order: a :class:`Transcript` whose
+    assistant messages wait in ``pending`` until their calls' results arrive."""
 
-    path: str | None
-    messages: list[Message] = field(default_factory=list)
-    usage: dict[int, Usage] = field(default_factory=dict)
-    events: list[LogEvent] = field(default_factory=list)
+    path: str | None = None
     tools: list[ToolSchema] = field(default_factory=list)
-    warnings: list[LoadWarning] = field(default_factory=list)
     pending: dict[str, _Response] = field(default_factory=dict)
     results: dict[str, Message] = field(default_factory=dict)
-    calls: dict[str, ToolCall] = field(default_factory=dict)
     action_calls: dict[Any, str] = field(default_factory=dict)
     used_usage_ids: set[str] = field(default_factory=set)
     seen_agents: set[str] = field(default_factory=set)
@@ -421,7 +416,7 @@ class _Reader:
             text = content
         if call_id:
             name = as_text(metadata.get("function_name")) or "unknown_tool"
-            origin = self.calls.get(call_id) or ToolCall(call_id, name)
+            origin = self.origin(call_id, name)
             result: str | tuple[ResultPart, ...] = text if not images else (text, *images)
             message = Message("tool", tool_result=ToolResult(origin, result, error), meta=meta)
             if any(call_id in r.calls for r in self.pending.values()):
@@ -462,13 +457,6 @@ class _Reader:
                                              "without function calling); kept as assistant text from their thought",
                                              field="tool_call_metadata"))
 
-    def conversation(self, conversation_id: str, extra_warnings: list[LoadWarning]) -> Conversation:
-        messages = _separate_user_messages(self.messages)
-        warnings = extra_warnings + self.warnings + structural_warnings(messages)
-        return Conversation(tuple(messages), tuple(self.tools),
-                            Source("openhands", self.path, conversation_id, tuple(warnings)),
-                            usage=dict(self.usage), events=tuple(self.events))
-
 
 def _texts(value: Any) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) and value else ()
@@ -494,9 +482,10 @@ def _separate_user_messages(messages: list[Message]) -> list[Message]:
 
 def _read_events(events: list[Any], path: str | None, conversation_id: str,
                  extra_warnings: list[LoadWarning]) -> Conversation:
-    reader = _Reader(path)
+    reader = _Reader(path=path)
     reader.read(events)
-    return reader.conversation(conversation_id, extra_warnings)
+    reader.messages[:] = _separate_user_messages(reader.messages)
+    return reader.conversation("openhands", path, conversation_id, reader.tools, extra_warnings)
 
 
 def read(doc: Document) -> list[Conversation]:
