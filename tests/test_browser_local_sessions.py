@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
+from browser_page import settle
 from conftest import ROOT
 from conftest import STARTUP_SECONDS
 from conftest import streamlit_app
@@ -20,8 +21,6 @@ from compaction.ui import source
 
 pytestmark = pytest.mark.browser
 
-IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
-CONNECTED = "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
 PICKER = "Sessions on this machine"
 
 
@@ -42,9 +41,7 @@ def app_env(tmp_path: Path, setting: str | None) -> dict[str, str]:
 def open_app(browser, url: str):
     page = browser.new_page(viewport={"width": 1366, "height": 900})
     page.goto(url, timeout=STARTUP_SECONDS * 1000)
-    page.wait_for_timeout(300)
-    page.wait_for_selector(CONNECTED, timeout=STARTUP_SECONDS * 1000)
-    page.wait_for_selector(IDLE, timeout=STARTUP_SECONDS * 1000)
+    settle(page)
     page.locator("[data-testid='stVegaLiteChart'] svg.marks").first.wait_for(timeout=STARTUP_SECONDS * 1000)
     return page
 
@@ -57,9 +54,10 @@ def test_opened_from_this_machine_the_picker_is_offered(browser, tmp_path: Path)
             assert picker.count() == 1
             picker.click()
             agent = page.locator("[data-testid='stSelectbox']").filter(has_text="Agent").first
-            agent.wait_for(timeout=30_000)
+            agent.wait_for(timeout=STARTUP_SECONDS * 1000)
+            settle(page)  # the dialog's rerun (which looks for the sessions) has finished: its options are final
             agent.click()
-            page.get_by_text("Claude Code (4)").wait_for(timeout=30_000)
+            page.get_by_text("Claude Code (4)").wait_for(timeout=STARTUP_SECONDS * 1000)
             assert page.get_by_text("Cline (3)").count() == 1
         finally:
             page.close()
