@@ -19,6 +19,7 @@ change (:func:`spec_of`); the builders themselves (:func:`chart_of`) stay what n
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -131,8 +132,8 @@ def chart_of(data: ChartData[ChartT]) -> ChartT:
 
 @lru_cache(maxsize=64)
 def template(layout: Layout[alt.TopLevelMixin]) -> dict[str, Any]:
-    """The Vega-Lite dict of a layout without its named datasets (built and validated once per layout; shared, so
-    never modify it)."""
+    """The Vega-Lite dict of a layout without its named datasets (built and validated once per layout: building with
+    Altair takes 0.2–0.4 s; shared, so never modify it)."""
     return layout.build().to_dict()
 
 
@@ -211,6 +212,9 @@ def tokens_chart_data(
     series, events = _row_budget(series, events, rules, budget)
     names = tuple(dict.fromkeys(series["series"]))
     palette = dict(colors) if colors else series_colors(names)
+    colour_of = {name: palette.get(name, BASELINE_COLOR) for name in names}
+    if usage is not None and not usage.empty:
+        colour_of[USAGE_SERIES] = USAGE_COLOR
     last_step = int(series["step"].max()) if not series.empty else 0
     top = max([float(series["tokens"].max()) if not series.empty else 0.0,
                *(float(v) for v in rules["tokens"])], default=0.0)
@@ -224,13 +228,22 @@ def tokens_chart_data(
         frames["usage"] = downsample_steps(usage.assign(series=USAGE_SERIES), max_rows // 5)
     if log_events is not None and not log_events.empty:
         frames["log_events"] = log_events.head(max_rows // 5)
-    if not events.empty:
-        frames["events"] = events
-    layout = TokensLayout(names, tuple(palette.get(n, BASELINE_COLOR) for n in names), 30 if last_step <= 300 else 12,
+    # always a dataset (empty when nothing compacted): the chart keeps one structure while the thresholds move, and
+    # the legend always explains the markers
+    frames["events"] = events.assign(colour=events["series"].map(colour_of).fillna(BASELINE_COLOR).astype(str))
+    layout = TokensLayout(tuple(colour_of[name] for name in legend_order(colour_of)), 30 if last_step <= 300 else 12,
                           tuple(frames), height)
     return ChartData(layout, frames)
 
 
+def legend_order(names: Iterable[str]) -> list[str]:
+    """Series names in the order of the tokens chart's legend and colour range: ascending as Vega compares strings
+    (by UTF-16 code units), so it matches the domain Vega sorts from the data."""
+    return sorted(names, key=lambda name: name.encode("utf-16-be"))
+
+
+#: the name of the tokens chart's clickable points (the view its ``pick`` selection listens on)
+POINTS_VIEW = "step_points"
 #: the legend name of the provider-reported prompt tokens (a series of its own in the tokens chart)
 USAGE_SERIES = "provider-reported prompt tokens"
 #: the tokens chart's dataset holding the selected step (one row, or none): a new step is new data in the same spec,
@@ -267,25 +280,25 @@ def staggered_labels(rules: pd.DataFrame, top: float, height: int) -> pd.DataFra
 
 @dataclass(frozen=True)
 class TokensLayout(Layout[alt.LayerChart]):
-    """The structure of the tokens chart: its series and their colours, point size, which optional layers it has."""
+    """The structure of the tokens chart: the series' colours in :func:`legend_order`, point size, which optional
+    layers it has. The series' names are data, not structure: renaming a setup or switching its strategy keeps the
+    chart's spec, so the browser updates the chart in place instead of embedding it again."""
 
-    names: tuple[str, ...]
     palette: tuple[str, ...]
     point_size: int
     datasets: tuple[str, ...]
     height: int
 
     def build(self) -> alt.LayerChart:
-        domain, palette = list(self.names), list(self.palette)
-        if "usage" in self.datasets:  # the provider-reported prompt tokens are a series of the legend too
-            domain, palette = [*domain, USAGE_SERIES], [*palette, USAGE_COLOR]
-        series_scale = alt.Scale(domain=domain, range=palette)
+        # the colour scale's domain is the series names in the data, sorted as Vega sorts strings; its range is the
+        # colours in that order (legend_order)
         color = alt.Color(
             "series:N",
             title=None,
-            scale=series_scale,
+            sort="ascending",
+            scale=alt.Scale(range=list(self.palette)),
             # in columns, so every series stays in the legend however many setups there are (one row would be cut)
-            legend=alt.Legend(orient="top", direction="horizontal", columns=min(len(domain), LEGEND_COLUMNS),
+            legend=alt.Legend(orient="top", direction="horizontal", columns=min(len(self.palette), LEGEND_COLUMNS),
                               labelLimit=LEGEND_LABEL_LIMIT, symbolStrokeWidth=3, symbolOpacity=1,
                               symbolType="circle", columnPadding=16),
         )
@@ -312,7 +325,7 @@ class TokensLayout(Layout[alt.LayerChart]):
                 alt.Tooltip("event:N", title="trigger"),
                 alt.Tooltip("note:N", title="what happened"),
             ],
-        ).add_params(pick)
+        ).add_params(pick).properties(name=POINTS_VIEW)  # named: Altair would name it by a hash of the chart
         layers: list[alt.Chart | alt.LayerChart] = [_rules_layer(), lines]
         if "floor" in self.datasets:  # after the lines: the legend takes its symbols from the first layer
             layers.append(_floor_layer(color))
@@ -321,7 +334,7 @@ class TokensLayout(Layout[alt.LayerChart]):
         if "log_events" in self.datasets:
             layers.append(_log_events_layer(x))
         if "events" in self.datasets:
-            layers.extend(_event_layers(x, color, series_scale))
+            layers.extend(_event_layers(x, color))
         # the clickable points (and their nearest-point voronoi) go on top so a click anywhere selects a step
         layers.append(points)
         if SELECTED_DATASET in self.datasets:
@@ -404,8 +417,10 @@ def _rules_layer() -> alt.LayerChart:
     return layered(*layers)
 
 
-def _event_layers(x: alt.X, color: alt.Color, series_scale: alt.Scale) -> list[alt.Chart]:
-    """A drop line from tokens before to tokens sent, and a marker at the top (▼ compacted, ✕ declined)."""
+def _event_layers(x: alt.X, color: alt.Color) -> list[alt.Chart]:
+    """A drop line from tokens before to tokens sent, and a marker at the top (▼ compacted, ✕ declined), outlined and
+    filled with its series' colour (a column of the events: a stroke or fill scale would not share the colour
+    scale's domain)."""
     base = alt.Chart(_named("events"))
     drop = base.transform_filter(alt.datum.event == "compacted").mark_rule(strokeWidth=1.5, opacity=0.55).encode(
         x=x, y="tokens_before:Q", y2="tokens_sent:Q", color=color
@@ -415,8 +430,8 @@ def _event_layers(x: alt.X, color: alt.Color, series_scale: alt.Scale) -> list[a
     marker = base.mark_point(size=110, filled=False, opacity=1, strokeWidth=2).encode(
         x=x,
         y=alt.Y("tokens_before:Q"),
-        stroke=alt.Stroke("series:N", scale=series_scale, legend=None),
-        fill=alt.condition(alt.datum.event == "compacted", alt.Fill("series:N", scale=series_scale, legend=None),
+        stroke=alt.Stroke("colour:N", scale=None, legend=None),
+        fill=alt.condition(alt.datum.event == "compacted", alt.Fill("colour:N", scale=None, legend=None),
                            alt.value("transparent")),
         shape=alt.Shape(
             "event:N",

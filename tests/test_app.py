@@ -378,6 +378,8 @@ def test_the_side_by_side_panel_changes_with_the_step(app: AppTest):
     assert not any("Nothing is compacted" in i for i in texts(app.info))
     originals = [e for e in app.expander if e.label.startswith(("Original", "Full message"))]
     assert originals
+    # filled only when opened: a closed one sends no text to the browser
+    assert not any(e.code for e in app.expander if e.label.startswith(("Original", "Full ")))
 
 
 def test_jump_buttons_move_between_triggers(app: AppTest):

@@ -19,6 +19,7 @@ from conftest import STARTUP_SECONDS
 from conftest import real_log
 from conftest import streamlit_app
 
+from compaction import charts
 from compaction.ui import source
 
 pytestmark = pytest.mark.browser
@@ -66,6 +67,17 @@ def _tuning_on_one_screen(page) -> None:
 def _chart_texts(page) -> list[str]:
     return page.evaluate("(chart) => [...document.querySelector(chart).querySelectorAll('svg text')]"
                          ".map(t => t.textContent)", CHART)
+
+
+def _legend_colours(page) -> dict[str, str]:
+    """The tokens chart's series legend: each label and its symbol's fill."""
+    entries = page.evaluate("""(chart) => {
+        const legend = document.querySelector(chart).querySelectorAll('.role-legend')[0];
+        const fills = [...legend.querySelectorAll('.role-legend-symbol path')].map(p => p.getAttribute('fill'));
+        const labels = [...legend.querySelectorAll('.role-legend-label text')].map(t => t.textContent);
+        return labels.map((label, i) => [label, fills[i]]);
+    }""", CHART)
+    return dict(entries)
 
 
 def _labels_overlap(page) -> list[tuple[str, str]]:
@@ -130,9 +142,20 @@ def test_the_tuning_view_on_the_real_logs(browser, app_url: str):
             page.get_by_role("button", name="Add a setup").click()
             _settle(page)
         _pick(page, "Claude Code · auto-compact", 2)
+        svg = page.locator(f"{CHART} svg.marks").first
+        svg.evaluate("node => { node.__before_switch = true; }")
         _pick(page, "Haystack · SlidingWindowCompactor", 3)
         texts = _chart_texts(page)
         assert "C · Claude Code · auto-compact" in texts and "D · Haystack · SlidingWindowCompactor" in texts
+        # a strategy switch renames a series, which is data: the chart is updated in place, not embedded again
+        assert page.locator(f"{CHART} svg.marks").first.evaluate("node => node.__before_switch === true")
+        # and every series keeps its colour (the legend's order is Vega's sort of the names)
+        assert _legend_colours(page) == {
+            "A · Haystack · ToolResultPruningCompactor": charts.setup_color(0),
+            "B · Agent Framework (.NET) · ToolResultCompactionStrategy": charts.setup_color(1),
+            "C · Claude Code · auto-compact": charts.setup_color(2),
+            "D · Haystack · SlidingWindowCompactor": charts.setup_color(3),
+            "Uncompacted log": charts.BASELINE_COLOR, "provider-reported prompt tokens": charts.USAGE_COLOR}
         assert not _labels_overlap(page)
         assert page.get_by_text(re.compile(r"still over the 120,000-token window|no call over the 120,000-token "
                                            r"window")).count() == 4  # one per setup

@@ -84,7 +84,49 @@ def runs() -> list[views.Run]:
     ]
 
 
+def json_text(spec: dict) -> str:
+    import json
+
+    return json.dumps(spec, ensure_ascii=False)
+
+
+def _without_view_names(spec: dict) -> str:
+    """The spec as JSON with Altair's generated view names (a hash and a counter per build) made equal."""
+    import json
+    import re
+
+    return re.sub(r"view_[0-9a-f]+_\d+", "view", json.dumps(spec, sort_keys=True))
+
+
 class TestTokensChart:
+    def test_renaming_a_series_keeps_the_spec_and_its_colour(self):
+        series, events, rules = synthetic_frames(60)
+        colors = {views.BASELINE: "#999999", A: "#123456", B: "#654321"}
+        first = charts.tokens_chart_data(series, events, rules, colors=colors)
+        renamed = {A: "A · SlidingWindow"}
+        second = charts.tokens_chart_data(series.replace({"series": renamed}), events.replace({"series": renamed}),
+                                          rules, colors={renamed.get(k, k): v for k, v in colors.items()})
+        # the same structure (one template, the spec the browser already has), the names only in the data
+        assert first.layout == second.layout
+        assert _without_view_names(charts.template(first.layout)) == _without_view_names(
+            first.layout.build().to_dict())
+        assert "A · SlidingWindow" in set(second.frames["series"]["series"])
+        # each name keeps its colour: the range follows the names sorted as Vega sorts the domain
+        expected = {"A · SlidingWindow": "#123456", B: "#654321", views.BASELINE: "#999999"}
+        assert dict(zip(charts.legend_order(expected), second.layout.palette, strict=True)) == expected
+        assert set(second.frames["events"]["colour"]) <= {"#123456", "#654321"}
+
+    def test_legend_order_is_vegas_string_order(self):
+        # code units, not code points: U+FF5E sorts after U+1F600 (a surrogate pair, D83D…) in JavaScript
+        assert charts.legend_order(["\uff5e", "\U0001f600", "Z", "a", "B · x", "Uncompacted log"]) == [
+            "B · x", "Uncompacted log", "Z", "a", "\U0001f600", "\uff5e"]
+
+    def test_the_structure_stays_when_nothing_compacts(self):
+        series, events, rules = synthetic_frames(60)
+        compacting = charts.tokens_chart_data(series, events, rules)
+        quiet = charts.tokens_chart_data(series, events.iloc[0:0], rules)
+        assert compacting.layout == quiet.layout and quiet.frames["events"].empty
+
     def test_is_valid_vega_lite_with_lines_points_rules_markers_and_selection(self):
         series, events, rules = synthetic_frames(200)
         spec = charts.tokens_chart(series, events, rules, selected_step=120).to_dict()
@@ -112,8 +154,9 @@ class TestTokensChart:
         series, events, rules = synthetic_frames(10)
         colors = {views.BASELINE: charts.BASELINE_COLOR, A: "#1c83e1", B: "#d6336c"}
         spec = charts.tokens_chart(series, events, rules, colors=colors).to_dict()
-        scale = next(layer["encoding"]["color"]["scale"] for layer in _layers(spec) if _mark(layer) == "line")
-        assert dict(zip(scale["domain"], scale["range"], strict=True)) == colors
+        color = next(layer["encoding"]["color"] for layer in _layers(spec) if _mark(layer) == "line")
+        assert color["sort"] == "ascending" and "domain" not in color["scale"]  # the domain: the names in the data
+        assert dict(zip(charts.legend_order(set(series["series"])), color["scale"]["range"], strict=True)) == colors
 
     def test_a_10000_step_log_embeds_at_most_5000_rows(self):
         series, events, rules = synthetic_frames(10_000)

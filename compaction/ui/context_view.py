@@ -41,6 +41,8 @@ DIFF_TOGGLE_KEY = "context.diff"
 PREVIEW_CHARS = 220
 #: the most characters of one message sent to the browser (a log may hold megabyte-sized tool results)
 FULL_TEXT_CHARS = 20_000
+#: the prefix of the full-text expanders' keys
+FULL_TEXT_KEY = "context.full"
 ROLE_NAMES = {"system": "system", "user": "user", "assistant": "assistant", "tool": "tool result"}
 INSERTED_NAMES = {"summary": "summary", "digest": "digest", "note": "note", "reinserted": "re-inserted message"}
 
@@ -200,13 +202,14 @@ def _rows(rows: Sequence[views.AlignedRow], runs: Sequence[views.Run], step: int
     page = _page(len(shown), step, f"{choice or CHANGED}.{','.join(chosen_tools)}.{','.join(chosen_fates)}")
     labels = [label for label, _ in runs]
     counters = {label: rep.counter for label, rep in runs}
-    for row in shown[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]:
+    for position, row in enumerate(shown[(page - 1) * PAGE_SIZE: page * PAGE_SIZE], start=(page - 1) * PAGE_SIZE):
         with st.container(border=True):
             index_col, *cols = st.columns([0.5, *[5] * len(labels)], gap="small")
             index_col.markdown(f"**#{row.index}**" if row.index is not None else ":gray[new]")
+            row_key = f"{step}.{row.index if row.index is not None else f'new{position}'}"
             for col, label in zip(cols, labels, strict=True):
                 with col:
-                    _cell(row.cells.get(label), counters[label])
+                    _cell(row.cells.get(label), counters[label], f"{FULL_TEXT_KEY}.{label}.{row_key}")
 
 
 def _page(count: int, step: int, choice: str) -> int:
@@ -224,13 +227,13 @@ def _role(message: Message) -> str:
     return ROLE_NAMES.get(message.role, "message")
 
 
-def _cell(item: ContextItem | None, counter: Counter) -> None:
-    """One setup's message on one row."""
+def _cell(item: ContextItem | None, counter: Counter, key: str) -> None:
+    """One setup's message on one row (``key``: its place, which keys its expander)."""
     if item is None:
         st.caption("—")
         return
     if item.fate == "inserted":
-        _inserted(item, counter)
+        _inserted(item, counter, key)
         return
     original = item.original or item.message
     if item.fate in ("collapsed", "dropped"):
@@ -239,16 +242,16 @@ def _cell(item: ContextItem | None, counter: Counter) -> None:
         st.markdown(f"{fate_badge(item.fate)} {_role(original)} · :gray[{where} · was {tokens:,} tokens]")
         st.text(original.preview(PREVIEW_CHARS))
         if _longer_than_preview(original):
-            _full_text("Original message", original)
+            _full_text("Original message", original, key)
         return
     tokens = counter.count_one(item.message)
     st.markdown(f"{fate_badge(item.fate)} {_role(item.message)} · :gray[{tokens:,} tokens]")
     st.text(item.message.preview(PREVIEW_CHARS))
     if item.fate == "pruned":
         was = counter.count_one(original)
-        _full_text(f"Original, before pruning ({was:,} tokens)", original)
+        _full_text(f"Original, before pruning ({was:,} tokens)", original, key)
     elif _longer_than_preview(item.message):
-        _full_text("Full message", item.message)
+        _full_text("Full message", item.message, key)
 
 
 def _longer_than_preview(message: Message) -> bool:
@@ -257,7 +260,7 @@ def _longer_than_preview(message: Message) -> bool:
     return len(text) > PREVIEW_CHARS or text.count("\n") > 2
 
 
-def _inserted(item: ContextItem, counter: Counter) -> None:
+def _inserted(item: ContextItem, counter: Counter, key: str) -> None:
     kind = INSERTED_NAMES.get(item.inserted_kind or "", "inserted message")
     tokens = counter.count_one(item.message)
     covers = ""
@@ -266,12 +269,18 @@ def _inserted(item: ContextItem, counter: Counter) -> None:
         span = f"#{first}" if first == last else f"#{first}–#{last}"
         covers = f" · stands for {len(item.represents):,} message{'s' if len(item.represents) != 1 else ''} ({span})"
     st.markdown(f"{fate_badge('inserted')} **{kind}** · {_role(item.message)} · :gray[{tokens:,} tokens{covers}]")
-    _verbatim(item.message)
+    st.text(item.message.preview(PREVIEW_CHARS))
+    if _longer_than_preview(item.message):
+        _full_text(f"Full {kind}", item.message, key)
 
 
-def _full_text(title: str, message: Message) -> None:
-    with st.expander(title):
-        _verbatim(message)
+def _full_text(title: str, message: Message, key: str) -> None:
+    """The whole message in an expander that is filled only when opened (a page of long results would otherwise send
+    every one of them to the browser on every rerun)."""
+    expander = st.expander(title, key=key, on_change="rerun")
+    if expander.open:
+        with expander:
+            _verbatim(message)
 
 
 def _verbatim(message: Message) -> None:
