@@ -488,15 +488,17 @@ def context_strip_chart(strip: pd.DataFrame, setups: Sequence[str], *, row_heigh
 
 
 def context_strip_data(strip: pd.DataFrame, setups: Sequence[str], *, row_height: int = 26) -> ChartData[alt.Chart]:
-    """:func:`context_strip_chart` as :class:`ChartData`."""
-    return ChartData(StripLayout(tuple(setups), row_height), {"strip": strip})
+    """:func:`context_strip_chart` as :class:`ChartData`: the setups' order is a column (``setup_order``), so the
+    spec stays the same when a setup is renamed or switches strategy."""
+    order = {label: position for position, label in enumerate(setups)}
+    return ChartData(StripLayout(row_height), {"strip": strip.assign(setup_order=strip["setup"].map(order))})
 
 
 @dataclass(frozen=True)
 class StripLayout(Layout[alt.Chart]):
-    """The structure of the context strip: the setups (one band each, in order) and the band height."""
+    """The structure of the context strip: the band height (one band per setup, in the order of the data's
+    ``setup_order``)."""
 
-    setups: tuple[str, ...]
     row_height: int
 
     def build(self) -> alt.Chart:
@@ -507,7 +509,7 @@ class StripLayout(Layout[alt.Chart]):
                 x=alt.X("start:Q", title="messages in the context, oldest → newest (aligned across setups)",
                         axis=alt.Axis(format="d", labels=False, ticks=False, grid=False)),
                 x2="end:Q",
-                y=alt.Y("setup:N", title=None, sort=list(self.setups),
+                y=alt.Y("setup:N", title=None, sort=alt.EncodingSortField("setup_order", op="min"),
                         scale=alt.Scale(paddingInner=0.3, paddingOuter=0.15),
                         axis=alt.Axis(labelFontWeight="bold", labelFontSize=13, ticks=False, domain=False)),
                 color=_fate_color(),

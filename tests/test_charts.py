@@ -221,6 +221,11 @@ class TestFromReplays:
             assert strip[strip["setup"] == label]["messages"].sum() == present
         spec = charts.context_strip_chart(strip, ["A", "B"]).to_dict()
         assert spec["encoding"]["color"]["scale"]["domain"] == list(charts.FATE_COLORS)
+        # the bands' order is data: B drawn first when the setups are given as B, A — the same spec either way
+        flipped = charts.context_strip_data(strip, ["B", "A"])
+        assert flipped.layout == charts.context_strip_data(strip, ["A", "B"]).layout
+        assert dict(zip(flipped.frames["strip"]["setup"], flipped.frames["strip"]["setup_order"])) == {"B": 0, "A": 1}
+        assert spec["encoding"]["y"]["sort"] == {"field": "setup_order", "op": "min"}
 
     def test_context_strip_is_binned_when_fates_alternate(self):
         from compaction.replay import ContextItem
