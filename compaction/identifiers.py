@@ -28,6 +28,19 @@ _KINDS = (
 _IDENTIFIER = re.compile("|".join(f"(?:{kind.pattern})" for kind in _KINDS))
 
 
+def identifier_set(text: str, min_length: int = 4) -> set[str]:
+    """``set(identifiers(text, min_length))``, classifying each distinct candidate once (a tool result repeats most
+    of its words: this is what the information-loss index asks of every message)."""
+    out: set[str] = set()
+    for token in set(_CANDIDATE.findall(text)):
+        if len(token) > MAX_TOKEN:
+            continue
+        token = token.strip(".-/")
+        if len(token) >= min_length and token not in out and _IDENTIFIER.fullmatch(token) is not None:
+            out.add(token)
+    return out
+
+
 def identifiers(text: str, min_length: int = 4) -> list[str]:
     """Distinctive identifiers in ``text``, in order of appearance (duplicates kept)."""
     out: list[str] = []

@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 
+from compaction.identifiers import identifier_set
 from compaction.identifiers import identifiers
 
 
@@ -38,3 +39,9 @@ def test_one_combined_pattern_classifies_as_the_kinds_one_by_one(text):
         if len(token) >= 4 and any(kind.fullmatch(token) for kind in _KINDS):
             expected.append(token)
     assert identifiers(text) == expected
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from("aAfF09_./#- \nzZé"), max_size=300), st.integers(1, 6))
+def test_the_set_form_is_the_set_of_the_list(text, min_length):
+    assert identifier_set(text, min_length) == set(identifiers(text, min_length))

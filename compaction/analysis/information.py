@@ -18,13 +18,13 @@ from dataclasses import field
 from ..conversation import Conversation
 from ..conversation import Message
 from ..history import Fate
-from ..identifiers import identifiers
+from ..identifiers import identifier_set
 from ..replay import Replay
 
 
 def distinctive_terms(text: str) -> set[str]:
     """Identifiers, paths, long numbers and hashes in ``text``."""
-    return set(identifiers(text))
+    return identifier_set(text)
 
 
 def _message_text(m: Message) -> str:
