@@ -14,3 +14,18 @@ def settle(page) -> None:
     page.wait_for_timeout(300)
     page.wait_for_selector(CONNECTED, timeout=STARTUP_SECONDS * 1000)
     page.wait_for_selector(IDLE, timeout=STARTUP_SECONDS * 1000)
+
+
+def open_expanders(page, summaries, limit: int) -> None:
+    """Open the first ``limit`` expanders of ``summaries`` (a locator of their ``summary`` elements) one at a time: a
+    full-text expander is filled by the rerun its opening starts, so each opening is let finish (on a loaded machine
+    a click during the previous rerun can wait on a detached element); then wait until one shows its text."""
+    count = min(summaries.count(), limit)
+    for position in range(count):
+        summary = summaries.nth(position)
+        summary.scroll_into_view_if_needed()
+        summary.click()
+        settle(page)
+    if count:
+        page.locator("[data-testid='stExpander'] details[open] [data-testid='stCode']").first.wait_for(
+            timeout=STARTUP_SECONDS * 1000)

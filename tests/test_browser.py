@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from browser_page import CHART
+from browser_page import open_expanders
 from browser_page import settle
 from conftest import ROOT
 from conftest import SAMPLES
@@ -168,7 +169,9 @@ def test_a_full_session_add_change_click_open_download_and_reload(browser, app_u
         original.first.scroll_into_view_if_needed()
         original.first.click()
         settle(page)
+        # the expander is filled by the rerun its opening starts: wait for the text rather than for idle
         opened = page.locator("[data-testid='stExpander'] details[open] [data-testid='stCode']")
+        opened.first.wait_for(timeout=STARTUP_SECONDS * 1000)
         assert opened.count() >= 1
         page.screenshot(path=str(ARTIFACTS / "app_1366x768_original.png"))
         open_tab(page, "Summary & share")
@@ -252,9 +255,8 @@ def test_hostile_log_text_renders_as_inert_text(browser, app_url: str, tmp_path:
         settle(page)
         page.locator("[data-testid='stButtonGroup'] button").filter(has_text="All messages").first.click()
         settle(page)
-        for summary in page.locator("[data-testid='stExpander'] summary").all()[:6]:
-            summary.click()
-        settle(page)
+        open_expanders(page, page.locator("[data-testid='stMain'] [data-testid='stExpander'] summary").filter(
+            has_text=re.compile("Original|Full ")), 6)
         page.wait_for_timeout(500)
         assert dialogs == []
         injected = page.evaluate("""() => ({

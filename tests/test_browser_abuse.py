@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser_page import open_expanders
 from browser_page import settle
 from conftest import ROOT
 from conftest import streamlit_app
@@ -154,11 +155,8 @@ def test_hostile_log_text_renders_inert(page, app_url: str):
         page.keyboard.press("Enter")
         page.keyboard.press("Escape")
         settle(page)
-        for summary in page.locator("[data-testid='stExpander'] summary").filter(
-                has_text=re.compile("Original|Full message")).all()[:8]:
-            summary.scroll_into_view_if_needed()
-            summary.click()
-        settle(page)
+        open_expanders(page, page.locator("[data-testid='stExpander'] summary").filter(
+            has_text=re.compile("Original|Full message")), 8)
         page.wait_for_timeout(500)
         assert page.locator("[data-testid='stExpander'] details[open] [data-testid='stCode']").count() >= 1
 
