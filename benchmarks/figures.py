@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import resource
 import sys
 import time
 from collections.abc import Callable
@@ -114,24 +113,3 @@ def best_of(repeats: int, fn: Callable[[], Any]) -> tuple[Timing, Any]:
             best = t
     assert best is not None
     return best, result
-
-
-def peak_rss_mb() -> float:
-    """This process's peak resident set size so far, in MB (``ru_maxrss`` is KiB on Linux, bytes on macOS)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 1e6 if sys.platform == "darwin" else peak * 1024 / 1e6
-
-
-def current_rss_mb() -> float | None:
-    """Resident set size now, in MB (psutil when installed, else ``/proc/self/statm``; None if neither works)."""
-    try:
-        import psutil
-
-        return psutil.Process().memory_info().rss / 1e6
-    except ImportError:
-        pass
-    try:
-        pages = int(Path("/proc/self/statm").read_text().split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
-    return pages * resource.getpagesize() / 1e6

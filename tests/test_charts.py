@@ -84,12 +84,6 @@ def runs() -> list[views.Run]:
     ]
 
 
-def json_text(spec: dict) -> str:
-    import json
-
-    return json.dumps(spec, ensure_ascii=False)
-
-
 def _without_view_names(spec: dict) -> str:
     """The spec as JSON with Altair's generated view names (a hash and a counter per build) made equal."""
     import json

@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
-from dataclasses import replace
 from datetime import datetime
 from functools import lru_cache
 from importlib import resources
@@ -403,9 +402,3 @@ def compare_costs(rep: Replay, prices: PriceModel | None = None) -> CostComparis
     """Price a replay and its baseline with the same model (by default the preset of the model its log names)."""
     prices = prices or prices_for(rep.conversation)
     return CostComparison(replay_costs(rep, prices), baseline_costs(rep, prices))
-
-
-def with_ttl(prices: PriceModel, ttl: str) -> PriceModel:
-    if ttl not in TTL_SECONDS:
-        raise ValueError(f"cache TTL must be one of {', '.join(TTL_SECONDS)}, got {ttl!r}")
-    return replace(prices, ttl=ttl)

@@ -253,11 +253,6 @@ def latest_compaction(events: Sequence[AdkEvent]) -> AdkEvent | None:
     return events[ranges[-1][0]] if ranges else None
 
 
-def latest_compaction_end(events: Sequence[AdkEvent]) -> float:
-    latest = latest_compaction(events)
-    return latest.compaction.end if latest is not None and latest.compaction is not None else 0.0
-
-
 @dataclass(frozen=True, eq=False)
 class Processed:
     """One item of the assembled request: a raw event, or a surviving summary (``summary``)."""
