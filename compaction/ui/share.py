@@ -105,13 +105,31 @@ def _link_and_setups(results: Sequence[SetupResult], from_upload: bool) -> None:
     st.caption("The setups can also travel as a JSON file: *Setups as a file* in the sidebar.")
 
 
+#: session state: the setups as the page shows them now, for the sidebar's download (see :func:`keep_setups_file`)
+SETUPS_NOW_KEY = "share.setups_now"
+
+
+def keep_setups_file(specs: Sequence[SetupSpec]) -> None:
+    """Keep the sidebar's download in step with the setups as the tuning view runs them: a threshold change reruns
+    only that view, not the sidebar, so the download button reads them when pressed rather than when drawn."""
+    current = st.session_state.setdefault(SETUPS_NOW_KEY, {})
+    current["setups"] = [s.setup() for s in specs]
+
+
 def show_setups_file(specs: Sequence[SetupSpec]) -> None:
     """Sidebar: every setup as a JSON file to download, and a file to import setups from (replacing the current
-    ones; one click undoes it). ``specs``: the :class:`~.setups.SetupSpec` list."""
+    ones; one click undoes it). ``specs``: the :class:`~.setups.SetupSpec` list; the file holds them as the latest
+    :func:`keep_setups_file` left them."""
     state_ = st.session_state
     reported = any(state_.get(k) for k in (IMPORT_DONE_KEY, IMPORT_ERROR_KEY, IMPORT_NOTICES_KEY))
+    keep_setups_file(specs)
+    current = state_[SETUPS_NOW_KEY]  # a plain dict: the download runs on another thread, without session state
+
+    def setups_file() -> str:
+        return setups_to_json(current["setups"])
+
     with st.expander("Setups as a file", icon=":material/data_object:", expanded=reported):
-        st.download_button("Download the setups (JSON)", setups_to_json([s.setup() for s in specs]),
+        st.download_button("Download the setups (JSON)", setups_file,
                            file_name="setups.json", mime="application/json", icon=":material/download:",
                            key="share.setups_json", width="stretch",
                            help="Every setup with its strategy, parameters, policy and counter; import it here again "
