@@ -141,6 +141,10 @@ class Counter(ABC):
     spec: str
     #: True when the framework counts the whole list as one text (Haystack): not a sum of per-message counts.
     joined: bool = False
+    #: True when a :meth:`tally` started without tools and grown by ``append`` always reads what ``count`` of the
+    #: same list says (a counter whose tally numbers messages otherwise than ``count`` does, or that was not shown to
+    #: agree, leaves it False and is recounted instead)
+    tally_grows_as_count: bool = False
 
     @abstractmethod
     def count(self, messages: Sequence[Message], tools: Sequence[ToolSchema] = ()) -> int:
@@ -248,6 +252,7 @@ class _HaystackCounter(Counter):
     """Shared logic of Haystack's two local counters: count the ``"\\n"``-joined rendering plus tool schemas."""
 
     joined = True
+    tally_grows_as_count = True
     #: units a "\n" join adds whatever the messages around it (None when it depends on them, as with BPE)
     newline_join_units: int | None = None
 
@@ -555,6 +560,7 @@ class MafDotnetCounter(Counter):
     """
 
     spec = "maf-dotnet"
+    tally_grows_as_count = True
 
     def __init__(self) -> None:
         self._bytes: _IdCache[int] = _IdCache()
