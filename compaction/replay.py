@@ -25,6 +25,7 @@ from itertools import accumulate
 from itertools import islice
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import NamedTuple
 from typing import cast
 
 from . import budget as work_budget
@@ -65,9 +66,9 @@ _FATES_CACHE = 64
 _BASELINES_KEPT = 32
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One LLM call of a replay."""
+class Step(NamedTuple):
+    """One LLM call of a replay (immutable; a named tuple: a replay makes one per call, and a frozen dataclass costs
+    several times more to build)."""
 
     step: int
     message_index: int
@@ -87,10 +88,10 @@ class Step:
         return self.triggered and not self.compacted
 
 
-@dataclass(frozen=True, slots=True)
-class CallDelta:
+class CallDelta(NamedTuple):
     """How one call's context follows from the previous call's: the originals appended since (all sent at first),
-    then, at a call that made a new snapshot, that snapshot's :class:`~compaction.timeline.Change` against them."""
+    then, at a call that made a new snapshot, that snapshot's :class:`~compaction.timeline.Change` against them
+    (a named tuple, as :class:`Step`: an analysis of a replay follows one per call)."""
 
     step: Step
     appended: list[Entry]

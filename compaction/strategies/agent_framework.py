@@ -253,12 +253,15 @@ class MessageIndex:
         if not group.excluded:
             self._account(group, +1)
 
-    def _insert_group(self, group: Group, position: int) -> None:
-        """Put a Summary group at ``position`` of ``groups``: ToolCall and User groups only ever come at the end, and
-        an inserted group has no turn or that of the group right before it (so a turn starts at its User group)."""
+    def _insert_group(self, group: Group, position: int, stored_at: int | None = None) -> None:
+        """Put a Summary group at ``position`` of ``groups`` (its entries at ``stored_at`` of the stored entries, when
+        the caller knows where that is): ToolCall and User groups only ever come at the end, and an inserted group has
+        no turn or that of the group right before it (so a turn starts at its User group)."""
         self._measure(group)
         group.batch = self._batch
-        stored_at = self._stored_position(self.groups[position]) if position < len(self.groups) else len(self._stored)
+        if stored_at is None:
+            stored_at = self._stored_position(self.groups[position]) if position < len(self.groups) else \
+                len(self._stored)
         group.at, group.stored_at = position, stored_at
         self.groups.insert(position, group)
         self._changed(stored_at)
@@ -368,11 +371,24 @@ class MessageIndex:
         if group.excluded:
             return
         start = self._stored_position(group)
+        self._flag(group, reason)
+        self._restack(group, start)
+
+    def _flag(self, group: Group, reason: str) -> None:
+        """Mark an included group excluded (its stored entries are the caller's to put back)."""
         self._account(group, -1)
         group.excluded = True
         group.reason = reason
         group.excluded_entries = [e if e.excluded else e.excluded_as(reason) for e in group.entries]
-        self._restack(group, start)
+
+    def collapse(self, group: Group, reason: str, new: Group) -> None:
+        """``exclude(group, reason)``, then ``insert_after(group, new)``, finding the group once."""
+        position = self._position(group)
+        start = self._stored_position(group)
+        if not group.excluded:
+            self._flag(group, reason)
+            self._restack(group, start)
+        self._insert_group(new, position + 1, start + len(group.stored))
 
     def replace_entry(self, group: Group, old: Entry, new: Entry) -> None:
         """Put ``new`` in place of ``old`` in ``group`` (content replaced in place), re-measuring the group."""
@@ -623,10 +639,8 @@ class ToolResultCompaction(DotnetStrategy):
             if id(group) in protected:
                 break
             live = group.live_entries
-            digest = self.digest(group, live)
-            index.exclude(group, self.REASON)
-            entry = inserted(digest, "digest", covers=live, strategy="ToolResultCompactionStrategy")
-            index.insert_after(group, Group("Summary", [entry], group.turn))
+            entry = inserted(self.digest(group, live), "digest", covers=live, strategy="ToolResultCompactionStrategy")
+            index.collapse(group, self.REASON, Group("Summary", [entry], group.turn))
             collapsed += 1
             if self.target(index):
                 break
