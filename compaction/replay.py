@@ -64,6 +64,9 @@ _FATES_CACHE = 64
 #: uncompacted series a conversation keeps (in its ``memo``) for the next replay that differs only in compact_at /
 #: compact_to (the app moving a threshold, a sweep over them); see :func:`_baseline_key`
 _BASELINES_KEPT = 32
+#: of those, how many keep their runner (a whole message index of the log) for replays to resume from; the older
+#: ones keep their series only (a replay that needs the runner again measures the baseline anew)
+_BASELINE_RUNNERS_KEPT = 4
 
 
 class Step(NamedTuple):
@@ -416,9 +419,14 @@ def _known_baseline(key: _BaselineKey, conversation: Conversation, counter: Coun
 
 def _remember_baseline(key: _BaselineKey, conversation: Conversation, baseline: _Baseline) -> None:
     memo = conversation.memo
+    memo.pop(key, None)  # (what is remembered anew is the newest)
     kept = [k for k in memo if k[0] == "baseline"]
     for old in kept[: max(0, len(kept) - _BASELINES_KEPT + 1)]:
         del memo[old]
+    if baseline.runner is not None:
+        with_runners = [k for k in memo if k[0] == "baseline" and memo[k].runner is not None]
+        for old in with_runners[: max(0, len(with_runners) - _BASELINE_RUNNERS_KEPT + 1)]:
+            memo[old] = _Baseline(memo[old].counter, memo[old].series)
     memo[key] = baseline
 
 

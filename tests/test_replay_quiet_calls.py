@@ -194,3 +194,24 @@ def test_a_custom_formatter_writes_every_digest_anew() -> None:
     assert first and not any(first[k] is second[k] for k in first.keys() & second.keys())
     assert len(calls) >= 2 * len(first)
     assert ToolResultCompaction(compaction.policy.parse_trigger("Always()"), formatter=formatter).digests is None
+
+
+def test_a_conversation_keeps_the_runners_of_its_few_latest_baselines_only() -> None:
+    """A baseline's runner holds a whole message index: the memo keeps a few; older baselines keep their series, and
+    a replay that needs an older one's runner again measures it anew, replaying the same."""
+    from compaction.replay import _BASELINE_RUNNERS_KEPT
+
+    conversation = fresh(compaction.load(sample_paths("coding_agent.openai.json")[0]))
+    first = compaction.replay(conversation, "agent_framework.tool_result_compaction", context_window=12_000,
+                              compact_at=0.7)
+    for k in range(_BASELINE_RUNNERS_KEPT + 2):  # other parameters: other baselines
+        compaction.replay(conversation, "agent_framework.tool_result_compaction",
+                          {"minimum_preserved_groups": 3 + k}, context_window=12_000)
+    baselines = [v for k, v in conversation.memo.items() if k[0] == "baseline"]
+    assert len(baselines) == _BASELINE_RUNNERS_KEPT + 3
+    assert sum(b.runner is not None for b in baselines) == _BASELINE_RUNNERS_KEPT
+    assert baselines[0].runner is None and baselines[0].series
+    again = compaction.replay(conversation, "agent_framework.tool_result_compaction", context_window=12_000,
+                              compact_at=0.7)
+    assert content(again) == content(first)
+    assert [v for k, v in conversation.memo.items() if k[0] == "baseline"][-1].runner is not None
