@@ -453,15 +453,16 @@ def _take_quiet_calls(runner: Runner, quiet: int, baseline: _Baseline, calls_at:
                       plan: Sequence[tuple[int, bool]], shared: Sequence[Entry], originals: list[Entry | None],
                       timeline: Timeline, steps: list[Step]) -> int:
     """Take the calls before the first whose uncompacted measure is over ``quiet`` (up to which ``runner`` surely
-    does nothing: :meth:`~compaction.strategies.Runner.quiet_through`) from ``baseline``: their steps, the originals
-    appended meanwhile, and the runner resumed from the baseline's mark at that call. Returns how many entries of
-    ``plan`` were taken."""
+    does nothing: :meth:`~compaction.strategies.Runner.quiet_through`) from ``baseline``: their steps (the running
+    replay's budget checked at each, as the replay would), the originals appended meanwhile, and the runner resumed
+    from the baseline's mark at that call. Returns how many entries of ``plan`` were taken."""
     first = bisect_right(baseline.peaks, quiet)
     if first == 0 or baseline.runner is None:
         return 0
+    for k, (i, tokens) in enumerate(zip(calls_at[:first], baseline.series)):
+        work_budget.at_call(k, len(calls_at))
+        steps.append(Step(k, i, tokens, tokens, tokens, False, False, None, "", 0))
     runner.resume(baseline.runner, baseline.marks[first])
-    steps.extend(Step(k, i, tokens, tokens, tokens, False, False, None, "", 0)
-                 for k, (i, tokens) in enumerate(zip(calls_at[:first], baseline.series)))
     end = calls_at[first] if first < len(calls_at) else len(originals)
     taken = bisect_left(plan, (end,))
     for i, _ in islice(plan, taken):

@@ -215,3 +215,18 @@ def test_a_conversation_keeps_the_runners_of_its_few_latest_baselines_only() -> 
                               compact_at=0.7)
     assert content(again) == content(first)
     assert [v for k, v in conversation.memo.items() if k[0] == "baseline"][-1].runner is not None
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["baseline measured by the replay", "baseline known"])
+def test_a_spent_budget_stops_a_replay_at_its_first_call_whatever_the_baseline(warm: bool) -> None:
+    """The calls taken from the baseline are checked against the replay's budget as the replay would check them."""
+    from compaction.budget import ReplayBudgetExceeded
+    from compaction.budget import WorkBudget
+
+    conversation = fresh(compaction.load(sample_paths("coding_agent.openai.json")[0]))
+    if warm:  # (a window nothing exceeds: every call is quiet)
+        compaction.replay(conversation, "agent_framework.tool_result_compaction", context_window=10_000_000)
+    with pytest.raises(ReplayBudgetExceeded) as stopped:
+        compaction.replay(conversation, "agent_framework.tool_result_compaction", context_window=10_000_000,
+                          budget=WorkBudget(0.0))
+    assert stopped.value.step == 0 and stopped.value.calls == len(conversation.llm_call_indices)
