@@ -91,8 +91,8 @@ def choose_setups(inputs: Inputs) -> None:
             inputs.counter_spec = settings.choose_counter()
         with section("Setups"):
             inputs.setups = setups.choose_setups(None, inputs.counter_spec, chosen)
-        with section("Setups as a file"):
-            share.show_setups_file(inputs.setups)
+        with section("Import setups"):
+            share.show_setups_file()
 
 
 def main() -> None:
@@ -120,7 +120,6 @@ def tuning_view(inputs: Inputs, page: str) -> None:
         with section("Threshold policy"):
             policy = tuning.show_thresholds(inputs.conversation, inputs.log_key)
         specs = setups.with_shared_policy(inputs.setups, policy)
-        share.keep_setups_file(specs)
         publish(inputs.choice, specs)
         show_replays(inputs, policy, specs)
     finally:

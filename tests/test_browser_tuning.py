@@ -187,8 +187,8 @@ def _deltas_by_root(frames: list[bytes]) -> dict[int, int]:
 
 def test_a_threshold_change_reruns_only_the_tuning_view(browser, app_url: str, tmp_path: Path):
     """The thresholds, the replays and everything under them are one fragment: a new window sends nothing for the
-    sidebar (its setups stay as drawn), a strategy switch still reruns the page, and the sidebar's setups file holds
-    the thresholds as they are now."""
+    sidebar (its setups stay as drawn), a strategy switch still reruns the page, and the setups file holds the
+    thresholds as they are now."""
     page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
     frames: list[bytes] = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: frames.append(frame)))
@@ -205,7 +205,8 @@ def test_a_threshold_change_reruns_only_the_tuning_view(browser, app_url: str, t
             timeout=30_000)  # the default compact_at, 0.7, of the new window
         roots = _deltas_by_root(frames)
         assert roots.get(0, 0) > 0 and roots.get(1, 0) == 0, roots  # main area only, nothing for the sidebar
-        page.locator("[data-testid='stSidebar'] summary").filter(has_text="Setups as a file").first.click()
+        page.get_by_role("tab", name=re.compile("Summary & share")).click()
+        _settle(page)
         with page.expect_download() as download_info:
             page.get_by_role("button", name="Download the setups (JSON)").click()
         path = tmp_path / "setups.json"
