@@ -26,8 +26,9 @@ from ..setups import POLICY_KEYS
 from ..setups import Setup
 from ..strategies import get_strategy
 from .costs import PriceModel
-from .costs import compare_costs
+from .costs import baseline_dollars
 from .costs import price_model
+from .costs import replay_costs
 from .information import information_score
 
 if TYPE_CHECKING:
@@ -82,11 +83,10 @@ def _evaluate(conv: Conversation, setup: Setup, prices: PriceModel, with_informa
     except ValueError as exc:
         return {"error": str(exc)}, None
     summary = rep.summary()
-    costs = compare_costs(rep, prices)
     compacted = [s.step for s in rep.steps if s.compacted]
     row: dict[str, Any] = {
-        "dollars": costs.setup.total_dollars,
-        "baseline_dollars": costs.baseline.total_dollars,
+        "dollars": replay_costs(rep, prices).total_dollars,
+        "baseline_dollars": baseline_dollars(rep, prices),
         "peak_tokens": summary["peak_tokens_sent"],
         "tokens_sent": summary["total_tokens_sent"],
         "compactions": summary["compactions"],
