@@ -117,7 +117,14 @@ def evaluate_many(conv: Conversation, setups: Sequence[Setup], prices: PriceMode
     groups: dict[tuple[Hashable, ...], list[int]] = {}
     for i, s in enumerate(resolved):
         groups.setdefault((s.strategy, s.params, s.counter, s.context_window), []).append(i)
+    from .fastpath import fast_rows
+
     for members in groups.values():
+        fast = fast_rows(conv, [resolved[i] for i in members], prices, with_information)
+        if fast is not None:  # (the same rows as each setup's own _evaluate, from one layout)
+            for i, row in zip(members, fast):
+                rows[i] = row
+            continue
         first = resolved[members[0]]
         try:
             policy = get_strategy(first.strategy).policy
