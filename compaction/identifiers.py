@@ -41,7 +41,8 @@ def _runs(min_length: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
     regex engine tests faster than ``\\w``. A wide run that is ASCII is a candidate; one that is not holds the
     candidates the first cut finds in it (its edges are ASCII separators, or the text's ends, either way)."""
     least = max(min_length, 1)
-    return re.compile(r"[\w./#-]{%d,}" % least), re.compile(r"[A-Za-z0-9_./#\x80-\U0010ffff-]{%d,}" % least)
+    repeat = "{" + str(least) + ",}"
+    return re.compile(r"[\w./#-]" + repeat), re.compile(r"[A-Za-z0-9_./#\x80-\U0010ffff-]" + repeat)
 
 
 def identifier_set(text: str, min_length: int = 4) -> set[str]:

@@ -67,3 +67,18 @@ def test_the_baseline_total_is_summed_once_and_is_the_reports_total(conv):
     rep = Setup("agent_framework.tool_result_compaction", context_window=10_000).run(conv)
     assert baseline_dollars(rep, prices) == baseline_costs(rep, prices).total_dollars
     assert baseline_dollars(rep, prices) == compare_costs(rep, prices).baseline.total_dollars
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_first_removals_read_from_the_steps_are_those_the_deltas_give(conv, strategy):
+    from compaction.analysis.information import _first_removal
+
+    window = max(s.tokens_before for s in Setup(strategy, context_window=10_000_000).run(conv).steps)
+    rep = Setup(strategy, context_window=window, compact_at=0.5, compact_to=0.2).run(conv)
+    expected: dict[int, tuple[int, str]] = {}
+    for delta in rep.deltas():
+        for index, fate in (delta.change.fates.items() if delta.change is not None else ()):
+            if fate != "kept":
+                expected.setdefault(index, (delta.step.step, fate))
+    assert _first_removal(rep) == expected
+    assert expected or strategy in ("anthropic.clear_tool_uses_20250919", "claude_code.microcompact")  # (too small)

@@ -258,6 +258,8 @@ def _price(calls: Iterable[CallInput | CallUpdate], counter: Counter, prices: Pr
     if after is not None:
         running.extend(after[1])
         previous_time = after[2]
+    ttl, priced = prices.ttl_seconds, report.calls
+    no_summarizer = prices.dollars(0, 0, 0, 0)  # what a call without summarizer calls pays for them
     for call in calls:
         previous = running.messages
         had_previous = bool(previous)
@@ -271,22 +273,27 @@ def _price(calls: Iterable[CallInput | CallUpdate], counter: Counter, prices: Pr
         while p < len(previous) and p - keep < len(new) and _same(previous[p], new[p - keep]):
             p += 1
         running.cut(keep)
-        running.extend(new[:p - keep])
+        if p > keep:
+            running.extend(new[:p - keep])
         prefix_tokens = running.tally.value(with_tools=True) if p or tools else 0
-        running.extend(new[p - keep:])
+        running.extend(new[p - keep:] if p > keep else new)
         context = running.messages
         total = running.tally.value(with_tools=True) + hidden_prefix_tokens
         prefix_tokens += hidden_prefix_tokens
         now = _timestamp(context[-1]) if context else None
-        cold = previous_time is not None and now is not None and now - previous_time > prices.ttl_seconds
+        cold = previous_time is not None and now is not None and now - previous_time > ttl
         read, write, uncached = split_tokens(total, prefix_tokens, not had_previous or cold, prices)
-        s_in = sum(c.get("input_tokens", 0) for c in call.model_calls)
-        s_out = sum(c.get("output_tokens", 0) for c in call.model_calls)
-        report.calls.append(CallCost(
+        if call.model_calls:
+            s_in = sum(c.get("input_tokens", 0) for c in call.model_calls)
+            s_out = sum(c.get("output_tokens", 0) for c in call.model_calls)
+            summarizer_dollars = prices.dollars(s_in, 0, 0, s_out)
+        else:
+            s_in = s_out = 0
+            summarizer_dollars = no_summarizer
+        priced.append(CallCost(
             step=call.step, input_tokens=total, cache_read=read, cache_write=write, uncached=uncached,
             output=call.output_tokens, dollars=prices.dollars(uncached, read, write, call.output_tokens), cold=cold,
-            prefix_messages=p, summarizer_input=s_in, summarizer_output=s_out,
-            summarizer_dollars=prices.dollars(s_in, 0, 0, s_out),
+            prefix_messages=p, summarizer_input=s_in, summarizer_output=s_out, summarizer_dollars=summarizer_dollars,
         ))
         previous_time = now if now is not None else previous_time
         if times is not None:

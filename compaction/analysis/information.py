@@ -91,11 +91,13 @@ class InformationLoss:
 def _first_removal(rep: Replay) -> dict[int, tuple[int, str]]:
     """original index -> (step at which it was first not kept, that fate)."""
     first: dict[int, tuple[int, str]] = {}
-    for delta in rep.deltas():
-        if delta.change is not None:
-            for index, fate in delta.change.fates.items():
+    changes, previous = rep.changes, 0
+    for step in rep.steps:  # (the changes of rep.deltas(), without the appended originals it also lists)
+        if step.snapshot != previous:
+            previous = step.snapshot
+            for index, fate in changes[step.snapshot].fates.items():
                 if fate != "kept":
-                    first.setdefault(index, (delta.step.step, fate))
+                    first.setdefault(index, (step.step, fate))
     return first
 
 

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from collections.abc import Hashable
 from collections.abc import Mapping
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from typing import Any
@@ -248,6 +247,8 @@ def sweep(conv: Conversation, setup: Setup, axes: Mapping[str, Sequence[Any]], *
     chunk = max(1, math.ceil(len(combos) / (workers * 4))) if workers > 1 else max(len(combos), 1)
     chunks = [combos[i : i + chunk] for i in range(0, len(combos), chunk)]
     if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
         with ProcessPoolExecutor(max_workers=workers) as pool:
             for done in pool.map(_evaluate_chunk, [(conv, setup, c, prices, with_information) for c in chunks]):
                 rows.extend(done)
