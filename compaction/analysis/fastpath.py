@@ -32,8 +32,6 @@ from ..strategies.haystack import PRUNING_PLACEHOLDER
 from ..strategies.haystack import agent_step_spans
 from ..tokens import ApproxCounter
 from ..tokens import make_counter
-from ..tokens import non_text_units
-from ..tokens import render_haystack
 from ..tokens import render_tools
 from .costs import PriceModel
 from .costs import message_time
@@ -101,18 +99,22 @@ def _placeholder_message(m: Message, placeholder: str) -> Message:
                                                   result.error))
 
 
-def _layout(conv: Conversation, cpt: float, placeholder: str, skip_keys: tuple[str, ...]) -> _Layout:
-    """The layout of ``conv`` for these settings, kept in its memo (it lives and dies with the conversation)."""
+def _layout(conv: Conversation, counter: str, cpt: float, placeholder: str, skip_keys: tuple[str, ...]) -> _Layout:
+    """The layout of ``conv`` for these settings, kept in its memo (it lives and dies with the conversation).
+    ``counter``: the setup's approx counter, ``cpt`` characters a token (the layout is the same for any spelling of
+    it; measured with the setup's own counter, it shares the messages' measures with the setup's replays)."""
     return conv.memoized(("fastpath layout", cpt, placeholder, skip_keys),
-                         lambda: _build_layout(conv, cpt, placeholder, skip_keys))
+                         lambda: _build_layout(conv, counter, cpt, placeholder, skip_keys))
 
 
-def _build_layout(conv: Conversation, cpt: float, placeholder: str, skip_keys: tuple[str, ...]) -> _Layout:
-    counter = make_counter(f"approx:{cpt:g}")
-    assert isinstance(counter, ApproxCounter)
+def _build_layout(conv: Conversation, spec: str, cpt: float, placeholder: str, skip_keys: tuple[str, ...]
+                  ) -> _Layout:
+    counter = make_counter(spec)
+    assert isinstance(counter, ApproxCounter) and counter.chars_per_token == cpt
     messages = [m for i, m in enumerate(conv.messages) if i not in conv.log_summary_indices]
-    units = np.array([len(render_haystack(m)) for m in messages], dtype=np.int64)
-    nontext = np.array([non_text_units(m)[0] * 85 + non_text_units(m)[1] * 1000 for m in messages], dtype=np.int64)
+    parts = [counter.parts(m) for m in messages]  # (units: the rendering's length, as len(render_haystack(m)))
+    units = np.array([p.units for p in parts], dtype=np.int64)
+    nontext = np.array([p.images * 85 + p.files * 1000 for p in parts], dtype=np.int64)
     n = len(messages)
     prefix_units = np.zeros(n + 1, dtype=np.int64)
     prefix_units[1:] = np.cumsum(units) + np.arange(n)  # p messages joined by p-1 separators
@@ -127,7 +129,7 @@ def _build_layout(conv: Conversation, cpt: float, placeholder: str, skip_keys: t
         orig = counter.count_one(m)
         tok.append(orig)
         saved_tok.append(orig - counter.count_one(pruned))
-        saved_units.append(int(units[p]) - len(render_haystack(pruned)))
+        saved_units.append(int(units[p]) - counter.parts(pruned).units)
         saved_nt.append(int(nontext[p]))
         skip.append(COMPACTION_META_KEY in m.meta or any(k in m.meta for k in skip_keys))
     spans = [(a, b) for a, b in agent_step_spans(messages) if b > a + 1]
@@ -339,7 +341,7 @@ class _Prepared:
 def _prepare(conv: Conversation, setup: Setup, cpt: float, prices: PriceModel) -> _Prepared:
     params = {"min_keep_steps": 1, "min_tokens": 200, "placeholder": PRUNING_PLACEHOLDER,
               "skip_meta_keys": ("tool_result_offloaded",), **setup.params}
-    lay = _layout(conv, cpt, params["placeholder"], tuple(params["skip_meta_keys"]))
+    lay = _layout(conv, setup.counter, cpt, params["placeholder"], tuple(params["skip_meta_keys"]))
     cold = _cold_calls(lay, prices)
     return _Prepared(lay, params, prices, cold, _baseline_dollars(lay, prices, cold))
 
