@@ -67,6 +67,13 @@ def identifier_sets(texts: Iterable[str], min_length: int = 4) -> Iterator[set[s
             seen |= new
             for run in new:
                 if run.isascii():
+                    if run.isalpha():  # a word (most runs): only a hash of lowercase a-f or a CamelCase name can be
+                        if run.islower():
+                            if 7 <= len(run) <= 40 and len(run) >= min_length and not run.strip("abcdef"):
+                                plain.add(run)
+                            continue
+                        if run.istitle() or run.isupper():  # (one capital, or no small letter: no CamelCase)
+                            continue
                     found = _identifier(run, min_length)
                     if found is None:
                         continue

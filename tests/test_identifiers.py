@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -66,3 +67,25 @@ def test_non_ascii_characters_cut_candidates_as_word_characters_or_separators():
     expected = [{"os.path"}, set(), {"os.path", "src/名前/x.py"}]
     assert list(identifier_sets(texts)) == expected
     assert [set(identifiers(t)) for t in texts] == expected
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from("abcdefgzABFZ"), min_size=1, max_size=45), max_size=8),
+       st.integers(1, 10))
+def test_words_of_letters_are_classified_as_the_patterns_classify_them(words, min_length):
+    from compaction.identifiers import identifier_sets
+
+    # plain words skip the patterns: only a hash (lowercase a-f, 7-40 letters) or a CamelCase name can be one
+    text = " ".join(words)
+    assert list(identifier_sets([text], min_length)) == [set(identifiers(text, min_length))]
+
+
+@pytest.mark.parametrize("length", [6, 7, 8, 40, 41])
+@pytest.mark.parametrize("min_length", [4, 8])
+def test_a_word_of_hex_letters_is_a_hash_from_7_to_40_letters(length, min_length):
+    from compaction.identifiers import identifier_sets
+
+    word = ("deadbeef" * 6)[:length]
+    expected = {word} if 7 <= length <= 40 and length >= min_length else set()
+    assert set(identifiers(word, min_length)) == expected
+    assert list(identifier_sets([word, f"{word}g {word.upper()} {word.title()}"], min_length)) == [expected, set()]

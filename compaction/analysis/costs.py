@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
@@ -207,6 +208,18 @@ def message_time(message: Message) -> float | None:
     return _timestamp(message)
 
 
+def _stamps(conv: Conversation) -> Callable[[Message], float | None]:
+    """:func:`message_time`, each of ``conv``'s messages read once (kept in its memo; the messages it holds are
+    alive while it is, so their ids name them; any other message is read when asked)."""
+    known = conv.memoized(("message times",), lambda: {id(m): _timestamp(m) for m in conv.messages})
+
+    def stamp(message: Message) -> float | None:
+        key = id(message)
+        return known[key] if key in known else _timestamp(message)
+
+    return stamp
+
+
 class _RunningContext:
     """The context of the latest call and its running count, with a count mark after every message, so a call that
     shares a prefix with the one before rewinds to it instead of recounting."""
@@ -245,13 +258,14 @@ def price_calls(calls: Iterable[CallInput | CallUpdate], counter: Counter, price
     prompt, tool definitions); calibration estimates it from reported usage. ``after``: the calls continue a run
     already priced — its report (extended in place and returned), the context its last call sent and the latest
     timestamp its calls saw."""
-    return _price(calls, counter, prices, tools, hidden_prefix_tokens, after, None)
+    return _price(calls, counter, prices, tools, hidden_prefix_tokens, after, None, _timestamp)
 
 
 def _price(calls: Iterable[CallInput | CallUpdate], counter: Counter, prices: PriceModel, tools: Sequence[ToolSchema],
            hidden_prefix_tokens: int, after: tuple[CostReport, Sequence[Message], float | None] | None,
-           times: list[float | None] | None) -> CostReport:
-    """:func:`price_calls`; ``times``, when given, receives the latest timestamp seen after each call."""
+           times: list[float | None] | None, stamp: Callable[[Message], float | None]) -> CostReport:
+    """:func:`price_calls`; ``times``, when given, receives the latest timestamp seen after each call; ``stamp``
+    reads a message's timestamp (:func:`message_time`, or what a conversation keeps of it)."""
     report = CostReport(prices) if after is None else after[0]
     running = _RunningContext(counter, tools)
     previous_time: float | None = None
@@ -280,7 +294,7 @@ def _price(calls: Iterable[CallInput | CallUpdate], counter: Counter, prices: Pr
         context = running.messages
         total = running.tally.value(with_tools=True) + hidden_prefix_tokens
         prefix_tokens += hidden_prefix_tokens
-        now = _timestamp(context[-1]) if context else None
+        now = stamp(context[-1]) if context else None
         cold = previous_time is not None and now is not None and now - previous_time > ttl
         read, write, uncached = split_tokens(total, prefix_tokens, not had_previous or cold, prices)
         if call.model_calls:
@@ -355,8 +369,8 @@ def replay_costs(rep: Replay, prices: PriceModel, use_reported_output: bool = Tr
         return report
     sent = [e.message for e in rep.appended_since(0, steps[first - 1].message_index)] if first else []
     updates = _updates(rep, use_reported_output, itertools.islice(rep.deltas(), first, None), len(sent))
-    return price_calls(updates, rep.counter, prices, rep.conversation.tools,
-                       after=(report, sent, base.times[first - 1] if first else None))
+    return _price(updates, rep.counter, prices, rep.conversation.tools, 0,
+                  (report, sent, base.times[first - 1] if first else None), None, _stamps(rep.conversation))
 
 
 def _baseline_updates(rep: Replay, use_reported_output: bool) -> Iterator[CallUpdate]:
@@ -382,7 +396,7 @@ def _baseline(rep: Replay, prices: PriceModel, use_reported_output: bool) -> _Ba
     def compute() -> _Baseline:
         times: list[float | None] = []
         report = _price(_baseline_updates(rep, use_reported_output), rep.counter, prices, rep.conversation.tools, 0,
-                        None, times)
+                        None, times, _stamps(rep.conversation))
         return _Baseline(report, times, report.total_dollars)
 
     return rep.conversation.memoized(("cost baseline", rep.skipped, rep.counter.spec, prices, use_reported_output),
