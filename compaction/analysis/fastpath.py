@@ -394,24 +394,23 @@ def _row(conv: Conversation, prepared: _Prepared, s: Setup, params: Mapping[str,
     if _quiet(lay, s.context_window * s.compact_at):
         row = {**_quiet_row(lay, prices, prepared.baseline),
                "calls_over_window": int(np.count_nonzero(lay.baseline_units > s.context_window))}
-    else:
-        run = _run(lay, s.context_window, s.compact_at, s.compact_to, int(p["min_keep_steps"]), int(p["min_tokens"]),
-                   prices, prepared.cold)
-        row = {
-            "dollars": _dollars(prices, run.uncached, run.read, run.write, lay),
-            "baseline_dollars": prepared.baseline,
-            "peak_tokens": int(run.tokens_sent.max()) if len(run.tokens_sent) else 0,
-            "tokens_sent": int(run.tokens_sent.sum()),
-            "compactions": len(run.compacted),
-            "declined": run.declined,
-            "thrash": sum(1 for x, y in zip(run.compacted, run.compacted[1:]) if y == x + 1),
-            "calls_over_window": int(np.count_nonzero(run.tokens_sent > s.context_window)),
-        }
         if with_information:
-            row["information_loss"] = _information_score(conv, lay, run)
-            return row
+            row["information_loss"] = 0  # (nothing pruned)
+        return row
+    run = _run(lay, s.context_window, s.compact_at, s.compact_to, int(p["min_keep_steps"]), int(p["min_tokens"]),
+               prices, prepared.cold)
+    row = {
+        "dollars": _dollars(prices, run.uncached, run.read, run.write, lay),
+        "baseline_dollars": prepared.baseline,
+        "peak_tokens": int(run.tokens_sent.max()) if len(run.tokens_sent) else 0,
+        "tokens_sent": int(run.tokens_sent.sum()),
+        "compactions": len(run.compacted),
+        "declined": run.declined,
+        "thrash": sum(1 for x, y in zip(run.compacted, run.compacted[1:]) if y == x + 1),
+        "calls_over_window": int(np.count_nonzero(run.tokens_sent > s.context_window)),
+    }
     if with_information:
-        row["information_loss"] = 0
+        row["information_loss"] = _information_score(conv, lay, run)
     return row
 
 
