@@ -223,5 +223,8 @@ def test_a_fleet_raises_the_collectors_thresholds_while_it_runs_and_restores_the
         fleet([SAMPLES / "coding_agent.haystack.json"], [("a", Setup("haystack.tool_result_pruning"))], workers=1)
         assert seen and all(t[0] == GC_THRESHOLDS[0] for t in seen)
         assert gc.get_threshold() == (500, 10, 30)
+        gc.set_threshold(0)  # automatic collection off: left off
+        with fewer_collections():
+            assert gc.get_threshold()[0] == 0
     finally:
         gc.set_threshold(*before)

@@ -115,13 +115,14 @@ _gc_saved: tuple[int, int, int] = (700, 10, 10)
 
 @contextmanager
 def fewer_collections() -> Iterator[None]:
-    """Run the block with the collector's thresholds raised to :data:`GC_THRESHOLDS` (nested and concurrent blocks
-    share one change; the thresholds before are restored when the last ends)."""
+    """Run the block with the collector's thresholds raised to :data:`GC_THRESHOLDS` (never lowered; nested and
+    concurrent blocks share one change; the thresholds before are restored when the last ends)."""
     global _gc_depth, _gc_saved
     with _gc_lock:
         if _gc_depth == 0:
             _gc_saved = gc.get_threshold()
-            gc.set_threshold(*(max(now, raised) for now, raised in zip(_gc_saved, GC_THRESHOLDS)))
+            if _gc_saved[0]:  # (a threshold of 0 turns automatic collection off: left so)
+                gc.set_threshold(*(max(now, raised) for now, raised in zip(_gc_saved, GC_THRESHOLDS)))
         _gc_depth += 1
     try:
         yield
