@@ -87,8 +87,9 @@ def first_difference(a: list[Entry], b: list[Entry], limit: int, start: int = 0)
     start, size = min(start, limit), _FIRST_STRETCH
     while start < limit:
         end = min(start + size, limit)
-        if a[start:end] != b[start:end]:
-            return start + next(compress(count(), map(is_not, a[start:end], b[start:end])))
+        stretch_a, stretch_b = a[start:end], b[start:end]
+        if stretch_a != stretch_b:
+            return start + next(compress(count(), map(is_not, stretch_a, stretch_b)))
         start, size = end, size * 2
     return limit
 
@@ -109,6 +110,20 @@ def last_difference(a: list[Entry], b: list[Entry], limit: int) -> int:
 def excluded_in(entries: list[Entry], start: int = 0) -> int:
     """How many of ``entries[start:]`` are excluded (flagged as not sent)."""
     return sum(map(_excluded, entries[start:]))
+
+
+#: middles at most this long are compared by scanning them (entries compare by identity), longer ones through sets
+_SCANNED_MIDDLE = 16
+
+
+def _exchanged(old: list[Entry], new: list[Entry]) -> tuple[tuple[Entry, ...], tuple[Entry, ...]]:
+    """(sent entries of ``old`` that ``new`` does not hold, sent entries of ``new`` that ``old`` does not hold)."""
+    if len(old) <= _SCANNED_MIDDLE and len(new) <= _SCANNED_MIDDLE:
+        return (tuple(e for e in old if not e.excluded and e not in new),
+                tuple(e for e in new if not e.excluded and e not in old))
+    old_ids, new_ids = set(map(id, old)), set(map(id, new))
+    return (tuple(e for e in old if not e.excluded and id(e) not in new_ids),
+            tuple(e for e in new if not e.excluded and id(e) not in old_ids))
 
 
 class Timeline:
@@ -138,17 +153,15 @@ class Timeline:
         before = self._history
         kept = 0 if changed_from is None else max(0, min(changed_from, len(before), len(entries)))
         old = before[kept:]
-        # a copy of the part that may have changed: the runner's list lives on
-        new = list(entries[kept:]) if isinstance(entries, (list, tuple)) else list(entries)[kept:]
+        # a copy of the part that may have changed: the runner's list lives on (a list's slice is one)
+        new = entries[kept:] if isinstance(entries, list) else list(entries[kept:]) if isinstance(
+            entries, tuple) else list(entries)[kept:]
         limit = min(len(old), len(new))
         first = first_difference(old, new, limit)
         tail = last_difference(old, new, limit - first)
         old_middle = old[first:len(old) - tail]
         new_middle = new[first:len(new) - tail]
-        old_ids = set(map(id, old_middle))
-        new_ids = set(map(id, new_middle))
-        removed = tuple(e for e in old_middle if not e.excluded and id(e) not in new_ids)
-        added = tuple(e for e in new_middle if not e.excluded and id(e) not in old_ids)
+        removed, added = _exchanged(old_middle, new_middle)
         start = kept + first
         sent_before_start = start - (self._excluded - excluded_in(old, first)) if self._excluded else start
         common_sent, resume = _common_sent(old, new, first, sent_before_start)
@@ -182,10 +195,11 @@ class Timeline:
         present = self._present
         leaving = {id(e): e for e in removed if e.inserted is not None}
         taken_over: set[int] = set()  # removed inserted entries whose paths an added one inherits
-        for e in added:
-            for part in e.covers:
-                if not isinstance(part, int) and id(part) in leaving and id(part) not in taken_over:
-                    taken_over.add(id(part))
+        if leaving:
+            for e in added:
+                for part in e.covers:
+                    if not isinstance(part, int) and id(part) in leaving and id(part) not in taken_over:
+                        taken_over.add(id(part))
         for e in removed:
             if e.origin is not None:
                 own = present[e.origin]
@@ -201,13 +215,16 @@ class Timeline:
                 present.setdefault(e.origin, []).append(e)
                 touched.add(e.origin)
             if e.inserted is not None:
-                parts = []
-                for part in e.covers:
-                    if not isinstance(part, int) and id(part) in taken_over and id(part) not in inherited:
-                        inherited.add(id(part))  # its paths stay counted, now through this entry
-                    else:
-                        parts.append(part)
-                self._count_paths(parts, +1, touched)
+                if taken_over:
+                    parts = []
+                    for part in e.covers:
+                        if not isinstance(part, int) and id(part) in taken_over and id(part) not in inherited:
+                            inherited.add(id(part))  # its paths stay counted, now through this entry
+                        else:
+                            parts.append(part)
+                    self._count_paths(parts, +1, touched)
+                else:
+                    self._count_paths(e.covers, +1, touched)
         changed: dict[int, Fate] = {}
         for o in sorted(touched):
             fate = self._fate(o)

@@ -197,3 +197,34 @@ def test_a_folder_session_is_fingerprinted_by_its_files(tmp_path):
     assert file_digest(session) != first
     (session / "sub" / "ui_messages.json").write_text("[]")
     assert file_digest(session) == first
+
+
+def test_a_fleet_raises_the_collectors_thresholds_while_it_runs_and_restores_them(monkeypatch):
+    import gc
+
+    from compaction.analysis import fleet_work
+    from compaction.analysis.fleet_work import GC_THRESHOLDS
+    from compaction.analysis.fleet_work import fewer_collections
+
+    before = gc.get_threshold()
+    seen = []
+    run_file = fleet_work.run_file
+    monkeypatch.setattr("compaction.analysis.fleet.run_file",
+                        lambda task: seen.append(gc.get_threshold()) or run_file(task))
+    try:
+        gc.set_threshold(500, 10, 30)  # (a higher setting of the caller's stays)
+        with fewer_collections():
+            with fewer_collections():
+                assert gc.get_threshold() == (GC_THRESHOLDS[0], GC_THRESHOLDS[1], 30)
+            assert gc.get_threshold() == (GC_THRESHOLDS[0], GC_THRESHOLDS[1], 30)
+        assert gc.get_threshold() == (500, 10, 30)
+        from conftest import SAMPLES
+
+        fleet([SAMPLES / "coding_agent.haystack.json"], [("a", Setup("haystack.tool_result_pruning"))], workers=1)
+        assert seen and all(t[0] == GC_THRESHOLDS[0] for t in seen)
+        assert gc.get_threshold() == (500, 10, 30)
+        gc.set_threshold(0)  # automatic collection off: left off
+        with fewer_collections():
+            assert gc.get_threshold()[0] == 0
+    finally:
+        gc.set_threshold(*before)

@@ -6,6 +6,9 @@ from __future__ import annotations
 import pytest
 
 import compaction
+from compaction.analysis.costs import baseline_costs
+from compaction.analysis.costs import baseline_dollars
+from compaction.analysis.costs import compare_costs
 from compaction.analysis.costs import price_calls
 from compaction.analysis.costs import price_model
 from compaction.analysis.costs import replay_costs
@@ -43,3 +46,39 @@ def test_information_score_equals_the_evidence_count(conv, strategy):
     window = max(s.tokens_before for s in Setup(strategy, context_window=10_000_000).run(conv).steps)
     rep = Setup(strategy, context_window=window, compact_at=0.5, compact_to=0.2).run(conv)
     assert information_score(rep) == information_loss(rep).score
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_replays_that_change_at_their_first_call_or_never_are_priced_as_the_long_way(conv, strategy):
+    prices = price_model("claude-sonnet-4-6")
+    first = Setup(strategy, context_window=10_000_000).run(conv).steps[0].tokens_before
+    # a window the first call already overflows (compacts from call 0), and one no trigger reaches (the baseline's
+    # calls)
+    for window in (max(first // 2, 64), 10_000_000):
+        rep = Setup(strategy, context_window=window, compact_at=0.5, compact_to=0.2).run(conv)
+        long_way = price_calls(replay_updates(rep), rep.counter, prices, rep.conversation.tools)
+        assert replay_costs(rep, prices).calls == long_way.calls
+    if not any(s.snapshot or s.model_calls for s in rep.steps):  # (a strategy with no threshold may still act)
+        assert replay_costs(rep, prices).calls == baseline_costs(rep, prices).calls
+
+
+def test_the_baseline_total_is_summed_once_and_is_the_reports_total(conv):
+    prices = price_model("gpt-5.5")
+    rep = Setup("agent_framework.tool_result_compaction", context_window=10_000).run(conv)
+    assert baseline_dollars(rep, prices) == baseline_costs(rep, prices).total_dollars
+    assert baseline_dollars(rep, prices) == compare_costs(rep, prices).baseline.total_dollars
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_first_removals_read_from_the_steps_are_those_the_deltas_give(conv, strategy):
+    from compaction.analysis.information import _first_removal
+
+    window = max(s.tokens_before for s in Setup(strategy, context_window=10_000_000).run(conv).steps)
+    rep = Setup(strategy, context_window=window, compact_at=0.5, compact_to=0.2).run(conv)
+    expected: dict[int, tuple[int, str]] = {}
+    for delta in rep.deltas():
+        for index, fate in (delta.change.fates.items() if delta.change is not None else ()):
+            if fate != "kept":
+                expected.setdefault(index, (delta.step.step, fate))
+    assert _first_removal(rep) == expected
+    assert expected or strategy in ("anthropic.clear_tool_uses_20250919", "claude_code.microcompact")  # (too small)

@@ -20,6 +20,9 @@ import pytest
 from conftest import ROOT
 from conftest import SAMPLES
 from conftest import real_log
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 
 import compaction
 from compaction.cli import main
@@ -247,3 +250,16 @@ def test_the_cli_refuses_a_fifo_a_device_and_a_directory_in_one_line_at_once(tmp
 def test_a_sample_still_loads_through_read_path():
     conv = compaction.load(SAMPLES / "coding_agent.openai.json")
     assert len(conv.messages) > 30
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.binary(max_size=24).map(lambda b: b"\xef\xbb\xbf" + b if b[:1] == b"\x00" else b))
+def test_a_jsonl_line_decodes_as_the_utf8_sig_codec_decodes_it(line):
+    # the reader skips the codec's Python wrapper per line: the same text, or the same error at the same offsets
+    def outcome(decode):
+        try:
+            return decode(line)
+        except UnicodeDecodeError as exc:
+            return exc.start, exc.end, exc.reason
+
+    assert outcome(base._utf8_sig) == outcome(lambda b: b.decode("utf-8-sig"))

@@ -50,6 +50,23 @@ def test_fast_path_equals_full_replays(conv, model):
     assert compacting >= len(combos) // 2  # the grid really exercises compaction
 
 
+@pytest.mark.parametrize("model", ["claude-sonnet-4-6", "gpt-5.5"])
+def test_fast_path_rows_that_never_trigger_are_exactly_what_a_run_gives(conv, model, monkeypatch):
+    from compaction.analysis import fastpath
+    from compaction.analysis.fastpath import fast_rows
+
+    peak = max(s.tokens_before for s in Setup("haystack.tool_result_pruning", context_window=10_000_000).run(conv).steps)
+    setups = [Setup("haystack.tool_result_pruning", context_window=window, compact_at=at, compact_to=0.2)
+              for window in (peak // 2, peak, 2 * peak) for at in (0.5, 0.9, 0.99)]
+    seen = []
+    quiet = fastpath._quiet
+    monkeypatch.setattr(fastpath, "_quiet", lambda lay, threshold: seen.append(quiet(lay, threshold)) or seen[-1])
+    shortcut = fast_rows(conv, setups, price_model(model), with_information=True)
+    assert True in seen and False in seen  # the grid has both
+    monkeypatch.setattr(fastpath, "_quiet", lambda lay, threshold: False)
+    assert shortcut == fast_rows(conv, setups, price_model(model), with_information=True)
+
+
 def test_fast_path_with_custom_counter_ratio(conv):
     setup = Setup("haystack.tool_result_pruning", context_window=25000, counter="approx:3.3")
     combos = grid({"compact_at": [0.6, 0.8], "compact_to": [0.3]})

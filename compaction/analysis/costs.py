@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
@@ -37,6 +38,7 @@ from typing import Any
 from ..conversation import Conversation
 from ..conversation import Message
 from ..conversation import ToolSchema
+from ..replay import CallDelta
 from ..replay import Replay
 from ..tokens import Counter
 
@@ -206,6 +208,18 @@ def message_time(message: Message) -> float | None:
     return _timestamp(message)
 
 
+def _stamps(conv: Conversation) -> Callable[[Message], float | None]:
+    """:func:`message_time`, each of ``conv``'s messages read once (kept in its memo; the messages it holds are
+    alive while it is, so their ids name them; any other message is read when asked)."""
+    known = conv.memoized(("message times",), lambda: {id(m): _timestamp(m) for m in conv.messages})
+
+    def stamp(message: Message) -> float | None:
+        key = id(message)
+        return known[key] if key in known else _timestamp(message)
+
+    return stamp
+
+
 class _RunningContext:
     """The context of the latest call and its running count, with a count mark after every message, so a call that
     shares a prefix with the one before rewinds to it instead of recounting."""
@@ -244,12 +258,22 @@ def price_calls(calls: Iterable[CallInput | CallUpdate], counter: Counter, price
     prompt, tool definitions); calibration estimates it from reported usage. ``after``: the calls continue a run
     already priced — its report (extended in place and returned), the context its last call sent and the latest
     timestamp its calls saw."""
+    return _price(calls, counter, prices, tools, hidden_prefix_tokens, after, None, _timestamp)
+
+
+def _price(calls: Iterable[CallInput | CallUpdate], counter: Counter, prices: PriceModel, tools: Sequence[ToolSchema],
+           hidden_prefix_tokens: int, after: tuple[CostReport, Sequence[Message], float | None] | None,
+           times: list[float | None] | None, stamp: Callable[[Message], float | None]) -> CostReport:
+    """:func:`price_calls`; ``times``, when given, receives the latest timestamp seen after each call; ``stamp``
+    reads a message's timestamp (:func:`message_time`, or what a conversation keeps of it)."""
     report = CostReport(prices) if after is None else after[0]
     running = _RunningContext(counter, tools)
     previous_time: float | None = None
     if after is not None:
         running.extend(after[1])
         previous_time = after[2]
+    ttl, priced = prices.ttl_seconds, report.calls
+    no_summarizer = prices.dollars(0, 0, 0, 0)  # what a call without summarizer calls pays for them
     for call in calls:
         previous = running.messages
         had_previous = bool(previous)
@@ -263,24 +287,31 @@ def price_calls(calls: Iterable[CallInput | CallUpdate], counter: Counter, price
         while p < len(previous) and p - keep < len(new) and _same(previous[p], new[p - keep]):
             p += 1
         running.cut(keep)
-        running.extend(new[:p - keep])
+        if p > keep:
+            running.extend(new[:p - keep])
         prefix_tokens = running.tally.value(with_tools=True) if p or tools else 0
-        running.extend(new[p - keep:])
+        running.extend(new[p - keep:] if p > keep else new)
         context = running.messages
         total = running.tally.value(with_tools=True) + hidden_prefix_tokens
         prefix_tokens += hidden_prefix_tokens
-        now = _timestamp(context[-1]) if context else None
-        cold = previous_time is not None and now is not None and now - previous_time > prices.ttl_seconds
+        now = stamp(context[-1]) if context else None
+        cold = previous_time is not None and now is not None and now - previous_time > ttl
         read, write, uncached = split_tokens(total, prefix_tokens, not had_previous or cold, prices)
-        s_in = sum(c.get("input_tokens", 0) for c in call.model_calls)
-        s_out = sum(c.get("output_tokens", 0) for c in call.model_calls)
-        report.calls.append(CallCost(
+        if call.model_calls:
+            s_in = sum(c.get("input_tokens", 0) for c in call.model_calls)
+            s_out = sum(c.get("output_tokens", 0) for c in call.model_calls)
+            summarizer_dollars = prices.dollars(s_in, 0, 0, s_out)
+        else:
+            s_in = s_out = 0
+            summarizer_dollars = no_summarizer
+        priced.append(CallCost(
             step=call.step, input_tokens=total, cache_read=read, cache_write=write, uncached=uncached,
             output=call.output_tokens, dollars=prices.dollars(uncached, read, write, call.output_tokens), cold=cold,
-            prefix_messages=p, summarizer_input=s_in, summarizer_output=s_out,
-            summarizer_dollars=prices.dollars(s_in, 0, 0, s_out),
+            prefix_messages=p, summarizer_input=s_in, summarizer_output=s_out, summarizer_dollars=summarizer_dollars,
         ))
         previous_time = now if now is not None else previous_time
+        if times is not None:
+            times.append(previous_time)
     return report
 
 
@@ -302,14 +333,12 @@ def _output_tokens(rep: Replay, message_index: int, use_reported: bool) -> int:
 
 def replay_updates(rep: Replay, use_reported_output: bool = True) -> Iterator[CallUpdate]:
     """Every call of a replay as a change of the one before, from the replay's snapshots and their changes."""
-    return (update for update, _ in _flagged_updates(rep, use_reported_output))
+    return _updates(rep, use_reported_output, rep.deltas(), 0)
 
 
-def _flagged_updates(rep: Replay, use_reported_output: bool) -> Iterator[tuple[CallUpdate, bool]]:
-    """:func:`replay_updates`, each flagged True when the call only appends the log's new messages to the one before
-    (no change since the previous call)."""
-    sent = 0  # messages the previous call sent
-    for delta in rep.deltas():
+def _updates(rep: Replay, use_reported_output: bool, deltas: Iterable[CallDelta], sent: int) -> Iterator[CallUpdate]:
+    """:func:`replay_updates` of ``deltas``, a run of the replay's calls whose call before sent ``sent`` messages."""
+    for delta in deltas:
         step, appended = delta.step, [e.message for e in delta.appended]
         output = _output_tokens(rep, step.message_index, use_reported_output)
         change = delta.change
@@ -320,28 +349,28 @@ def _flagged_updates(rep: Replay, use_reported_output: bool) -> Iterator[tuple[C
             keep = min(change.common_sent, sent)
             new = [*appended[:change.common_sent - keep], *suffix]
         sent = keep + len(new)
-        yield CallUpdate(step.step, keep, new, output, step.model_calls), change is None
+        yield CallUpdate(step.step, keep, new, output, step.model_calls)
 
 
 def replay_costs(rep: Replay, prices: PriceModel, use_reported_output: bool = True) -> CostReport:
-    """Price every call of a replay as compacted. Up to its first change the replay sends what the uncompacted run
-    sends, call for call, so those calls are the baseline's (priced once per conversation); pricing goes on from
-    there."""
-    base = baseline_costs(rep, prices, use_reported_output).calls
-    report = CostReport(prices)
-    updates = _flagged_updates(rep, use_reported_output)
-    sent: list[Message] = []
-    latest: float | None = None
-    for k, (update, extends) in enumerate(updates):
-        if extends and not update.model_calls and k < len(base) and base[k].step == update.step:
-            report.calls.append(base[k])
-            sent.extend(update.new)
-            now = _timestamp(sent[-1]) if sent else None
-            latest = now if now is not None else latest
-            continue
-        rest = itertools.chain((update,), (u for u, _ in updates))
-        return price_calls(rest, rep.counter, prices, rep.conversation.tools, after=(report, sent, latest))
-    return report
+    """Price every call of a replay as compacted. Up to its first change (a new snapshot, or a summarizer call) the
+    replay sends what the uncompacted run sends, call for call, so those calls are the baseline's (priced once per
+    conversation): pricing starts from there, with the context and the latest timestamp the baseline had."""
+    base = _baseline(rep, prices, use_reported_output)
+    steps = rep.steps
+    first = 0
+    for step in steps:
+        if step.snapshot or step.model_calls or first >= len(base.report.calls) or \
+                base.report.calls[first].step != step.step:
+            break
+        first += 1
+    report = CostReport(prices, base.report.calls[:first])
+    if first == len(steps):
+        return report
+    sent = [e.message for e in rep.appended_since(0, steps[first - 1].message_index)] if first else []
+    updates = _updates(rep, use_reported_output, itertools.islice(rep.deltas(), first, None), len(sent))
+    return _price(updates, rep.counter, prices, rep.conversation.tools, 0,
+                  (report, sent, base.times[first - 1] if first else None), None, _stamps(rep.conversation))
 
 
 def _baseline_updates(rep: Replay, use_reported_output: bool) -> Iterator[CallUpdate]:
@@ -353,12 +382,36 @@ def _baseline_updates(rep: Replay, use_reported_output: bool) -> Iterator[CallUp
         sent += len(new)
 
 
+@dataclass(frozen=True)
+class _Baseline:
+    """The uncompacted run priced, the latest timestamp seen after each of its calls, and its total."""
+
+    report: CostReport
+    times: list[float | None]
+    dollars: float
+
+
+def _baseline(rep: Replay, prices: PriceModel, use_reported_output: bool) -> _Baseline:
+    """The baseline of ``rep``'s conversation, once per conversation, skipped messages, counter and prices."""
+    def compute() -> _Baseline:
+        times: list[float | None] = []
+        report = _price(_baseline_updates(rep, use_reported_output), rep.counter, prices, rep.conversation.tools, 0,
+                        None, times, _stamps(rep.conversation))
+        return _Baseline(report, times, report.total_dollars)
+
+    return rep.conversation.memoized(("cost baseline", rep.skipped, rep.counter.spec, prices, use_reported_output),
+                                     compute)
+
+
 def baseline_costs(rep: Replay, prices: PriceModel, use_reported_output: bool = True) -> CostReport:
     """Price the same calls with no compaction (every call sends the whole log so far). The same for every setup of
     one log and counter, so computed once per log, counter and prices."""
-    return rep.conversation.memoized(
-        ("cost baseline", rep.skipped, rep.counter.spec, prices, use_reported_output),
-        lambda: price_calls(_baseline_updates(rep, use_reported_output), rep.counter, prices, rep.conversation.tools))
+    return _baseline(rep, prices, use_reported_output).report
+
+
+def baseline_dollars(rep: Replay, prices: PriceModel) -> float:
+    """``baseline_costs(rep, prices).total_dollars``, summed once per conversation (a sweep's every row states it)."""
+    return _baseline(rep, prices, True).dollars
 
 
 @dataclass(frozen=True)

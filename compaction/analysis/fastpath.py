@@ -32,8 +32,6 @@ from ..strategies.haystack import PRUNING_PLACEHOLDER
 from ..strategies.haystack import agent_step_spans
 from ..tokens import ApproxCounter
 from ..tokens import make_counter
-from ..tokens import non_text_units
-from ..tokens import render_haystack
 from ..tokens import render_tools
 from .costs import PriceModel
 from .costs import message_time
@@ -57,6 +55,7 @@ class _Memo:
     eligible: dict[int, _Eligible] = field(default_factory=dict)
     cold: dict[int, np.ndarray] = field(default_factory=dict)
     baseline: dict[PriceModel, float] = field(default_factory=dict)
+    quiet: dict[PriceModel, dict[str, Any]] = field(default_factory=dict)
     need: np.ndarray | None = None
     call_originals: np.ndarray | None = None
 
@@ -100,18 +99,22 @@ def _placeholder_message(m: Message, placeholder: str) -> Message:
                                                   result.error))
 
 
-def _layout(conv: Conversation, cpt: float, placeholder: str, skip_keys: tuple[str, ...]) -> _Layout:
-    """The layout of ``conv`` for these settings, kept in its memo (it lives and dies with the conversation)."""
+def _layout(conv: Conversation, counter: str, cpt: float, placeholder: str, skip_keys: tuple[str, ...]) -> _Layout:
+    """The layout of ``conv`` for these settings, kept in its memo (it lives and dies with the conversation).
+    ``counter``: the setup's approx counter, ``cpt`` characters a token (the layout is the same for any spelling of
+    it; measured with the setup's own counter, it shares the messages' measures with the setup's replays)."""
     return conv.memoized(("fastpath layout", cpt, placeholder, skip_keys),
-                         lambda: _build_layout(conv, cpt, placeholder, skip_keys))
+                         lambda: _build_layout(conv, counter, cpt, placeholder, skip_keys))
 
 
-def _build_layout(conv: Conversation, cpt: float, placeholder: str, skip_keys: tuple[str, ...]) -> _Layout:
-    counter = make_counter(f"approx:{cpt:g}")
-    assert isinstance(counter, ApproxCounter)
+def _build_layout(conv: Conversation, spec: str, cpt: float, placeholder: str, skip_keys: tuple[str, ...]
+                  ) -> _Layout:
+    counter = make_counter(spec)
+    assert isinstance(counter, ApproxCounter) and counter.chars_per_token == cpt
     messages = [m for i, m in enumerate(conv.messages) if i not in conv.log_summary_indices]
-    units = np.array([len(render_haystack(m)) for m in messages], dtype=np.int64)
-    nontext = np.array([non_text_units(m)[0] * 85 + non_text_units(m)[1] * 1000 for m in messages], dtype=np.int64)
+    parts = [counter.parts(m) for m in messages]  # (units: the rendering's length, as len(render_haystack(m)))
+    units = np.array([p.units for p in parts], dtype=np.int64)
+    nontext = np.array([p.images * 85 + p.files * 1000 for p in parts], dtype=np.int64)
     n = len(messages)
     prefix_units = np.zeros(n + 1, dtype=np.int64)
     prefix_units[1:] = np.cumsum(units) + np.arange(n)  # p messages joined by p-1 separators
@@ -126,7 +129,7 @@ def _build_layout(conv: Conversation, cpt: float, placeholder: str, skip_keys: t
         orig = counter.count_one(m)
         tok.append(orig)
         saved_tok.append(orig - counter.count_one(pruned))
-        saved_units.append(int(units[p]) - len(render_haystack(pruned)))
+        saved_units.append(int(units[p]) - counter.parts(pruned).units)
         saved_nt.append(int(nontext[p]))
         skip.append(COMPACTION_META_KEY in m.meta or any(k in m.meta for k in skip_keys))
     spans = [(a, b) for a, b in agent_step_spans(messages) if b > a + 1]
@@ -316,53 +319,121 @@ def _cache_split(lay: _Layout, sent: np.ndarray, first_change: np.ndarray, saved
     return read, write, sent - read - write
 
 
+def _counter_ratio(setup: Setup) -> float | None:
+    """The approx counter's characters per token when the fast path covers ``setup``'s strategy and counter."""
+    kind, _, arg = setup.counter.partition(":")
+    if setup.strategy != STRATEGY or kind != "approx":
+        return None
+    return float(arg) if arg else 4.0
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """What every configuration of one setup's strategy parameters on one log shares."""
+
+    lay: _Layout
+    params: dict[str, Any]
+    prices: PriceModel
+    cold: np.ndarray
+    baseline: float
+
+
+def _prepare(conv: Conversation, setup: Setup, cpt: float, prices: PriceModel) -> _Prepared:
+    params = {"min_keep_steps": 1, "min_tokens": 200, "placeholder": PRUNING_PLACEHOLDER,
+              "skip_meta_keys": ("tool_result_offloaded",), **setup.params}
+    lay = _layout(conv, setup.counter, cpt, params["placeholder"], tuple(params["skip_meta_keys"]))
+    cold = _cold_calls(lay, prices)
+    return _Prepared(lay, params, prices, cold, _baseline_dollars(lay, prices, cold))
+
+
 def fast_sweep_rows(conv: Conversation, setup: Setup, combos: Sequence[Mapping[str, Any]], prices: PriceModel,
                     with_information: bool = False) -> list[dict[str, Any]] | None:
     """Sweep rows for pruning + approx, or ``None`` when this setup needs full replays. With ``with_information``
     each row also gets the information-loss score, from the results the run pruned and when."""
-    kind, _, arg = setup.counter.partition(":")
-    if setup.strategy != STRATEGY or kind != "approx":
+    cpt = _counter_ratio(setup)
+    if cpt is None or any(set(values) - _VARIABLE for values in combos):
         return None
-    if any(set(values) - _VARIABLE for values in combos):
-        return None
-    cpt = float(arg) if arg else 4.0
-    params = {"min_keep_steps": 1, "min_tokens": 200, "placeholder": PRUNING_PLACEHOLDER,
-              "skip_meta_keys": ("tool_result_offloaded",), **setup.params}
-    lay = _layout(conv, cpt, params["placeholder"], tuple(params["skip_meta_keys"]))
-    cold = _cold_calls(lay, prices)
-    baseline = _baseline_dollars(lay, prices, cold)
+    prepared = _prepare(conv, setup, cpt, prices)
     rows = []
     for values in combos:
         s = setup.with_values(values)
-        p = {**params, **s.params}
-        try:
-            # it checks whatever the window is (none is a ConfigError, reported in the row)
-            validate_threshold(cast(int, s.context_window), s.compact_at, s.compact_to)
-            if int(p["min_keep_steps"]) < 1:
-                raise ValueError(f"`min_keep_steps` must be at least 1, got {p['min_keep_steps']}.")
-            if int(p["min_tokens"]) < 0:
-                raise ValueError(f"`min_tokens` must be at least 0, got {p['min_tokens']}.")
-        except ValueError as exc:
-            rows.append({**values, "error": str(exc)})
-            continue
-        assert s.context_window is not None  # validate_threshold
-        run = _run(lay, s.context_window, s.compact_at, s.compact_to, int(p["min_keep_steps"]), int(p["min_tokens"]),
-                   prices, cold)
-        dollars = _dollars(prices, run.uncached, run.read, run.write, lay)
-        rows.append({
-            **values,
-            "dollars": dollars,
-            "baseline_dollars": baseline,
-            "peak_tokens": int(run.tokens_sent.max()) if len(run.tokens_sent) else 0,
-            "tokens_sent": int(run.tokens_sent.sum()),
-            "compactions": len(run.compacted),
-            "declined": run.declined,
-            "thrash": sum(1 for x, y in zip(run.compacted, run.compacted[1:]) if y == x + 1),
-            "calls_over_window": int(np.count_nonzero(run.tokens_sent > s.context_window)),
-        })
-        if with_information:
-            rows[-1]["information_loss"] = _information_score(conv, lay, run)
+        rows.append({**values, **_row(conv, prepared, s, s.params, with_information)})
     return rows
+
+
+def fast_rows(conv: Conversation, setups: Sequence[Setup], prices: PriceModel, with_information: bool = False
+              ) -> list[dict[str, Any]] | None:
+    """The rows of ``setups`` — one strategy, parameters and counter, any policy — for pruning + approx, or ``None``
+    when they need full replays (what :func:`fast_sweep_rows` gives each, from one layout)."""
+    if not setups:
+        return []
+    first = setups[0]
+    cpt = _counter_ratio(first)
+    if cpt is None or any((s.strategy, s.params, s.counter) != (first.strategy, first.params, first.counter)
+                          for s in setups):
+        return None
+    prepared = _prepare(conv, first, cpt, prices)
+    return [_row(conv, prepared, s, {}, with_information) for s in setups]
+
+
+def _row(conv: Conversation, prepared: _Prepared, s: Setup, params: Mapping[str, Any], with_information: bool
+         ) -> dict[str, Any]:
+    """The metrics of one configuration (``params``: its own parameters over the prepared ones), or its error."""
+    p = {**prepared.params, **params}
+    try:
+        # it checks whatever the window is (none is a ConfigError, reported in the row)
+        validate_threshold(cast(int, s.context_window), s.compact_at, s.compact_to)
+        if int(p["min_keep_steps"]) < 1:
+            raise ValueError(f"`min_keep_steps` must be at least 1, got {p['min_keep_steps']}.")
+        if int(p["min_tokens"]) < 0:
+            raise ValueError(f"`min_tokens` must be at least 0, got {p['min_tokens']}.")
+    except ValueError as exc:
+        return {"error": str(exc)}
+    assert s.context_window is not None  # validate_threshold
+    lay, prices = prepared.lay, prepared.prices
+    if _quiet(lay, s.context_window * s.compact_at):
+        row = {**_quiet_row(lay, prices, prepared.baseline),
+               "calls_over_window": int(np.count_nonzero(lay.baseline_units > s.context_window))}
+        if with_information:
+            row["information_loss"] = 0  # (nothing pruned)
+        return row
+    run = _run(lay, s.context_window, s.compact_at, s.compact_to, int(p["min_keep_steps"]), int(p["min_tokens"]),
+               prices, prepared.cold)
+    row = {
+        "dollars": _dollars(prices, run.uncached, run.read, run.write, lay),
+        "baseline_dollars": prepared.baseline,
+        "peak_tokens": int(run.tokens_sent.max()) if len(run.tokens_sent) else 0,
+        "tokens_sent": int(run.tokens_sent.sum()),
+        "compactions": len(run.compacted),
+        "declined": run.declined,
+        "thrash": sum(1 for x, y in zip(run.compacted, run.compacted[1:]) if y == x + 1),
+        "calls_over_window": int(np.count_nonzero(run.tokens_sent > s.context_window)),
+    }
+    if with_information:
+        row["information_loss"] = _information_score(conv, lay, run)
+    return row
+
+
+def _quiet(lay: _Layout, threshold: float) -> bool:
+    """No call's estimate reaches ``threshold``: :func:`_run` finds no trigger (the estimates only grow, so the last
+    call's is the highest) and sends what the uncompacted run sends."""
+    last = len(lay.call_positions) - 1
+    if last < 0:
+        return True
+    estimate = 0 if lay.tools_units == 0 and lay.call_positions[last] == 0 else \
+        math.floor(lay.call_units_with_tools[last] / lay.cpt) + lay.call_nontext[last]
+    return estimate < threshold
+
+
+def _quiet_row(lay: _Layout, prices: PriceModel, baseline: float) -> dict[str, Any]:
+    """The metrics of a run that never triggers, but for its calls over the window: the baseline's (the same arrays
+    :func:`_run` computes then, once per layout and prices)."""
+    if prices not in lay.memo.quiet:
+        sent = lay.baseline_units
+        lay.memo.quiet[prices] = {"dollars": baseline, "baseline_dollars": baseline,
+                                  "peak_tokens": int(sent.max()) if len(sent) else 0, "tokens_sent": int(sent.sum()),
+                                  "compactions": 0, "declined": 0, "thrash": 0}
+    return lay.memo.quiet[prices]
 
 
 def _information_score(conv: Conversation, lay: _Layout, run: _Run) -> int:

@@ -40,6 +40,7 @@ from .fleet_work import FileOutcome
 from .fleet_work import FileTask
 from .fleet_work import NamedSetup
 from .fleet_work import Task
+from .fleet_work import fewer_collections
 from .fleet_work import forget
 from .fleet_work import named_setups
 from .fleet_work import run_file
@@ -242,7 +243,7 @@ def fleet(logs: Iterable[str | Path], setups: Sequence[tuple[str, Setup]] | Sequ
         return queued
 
     try:
-        with Engine(engine, workers, scheduler) as runner:
+        with fewer_collections(), Engine(engine, workers, scheduler) as runner:
             for _item, result in runner.run(items, _work, more):
                 new = [r for o in result for r in o.rows] if isinstance(_item, tuple) else result
                 keep(new)
@@ -280,4 +281,5 @@ def _grouped(files: Sequence[tuple[int, FileTask]]) -> list[tuple[FileTask, ...]
 
 def _work(item: tuple[FileTask, ...] | Task) -> list[FileOutcome] | list[dict[str, Any]]:
     """What a worker does with one queued item: a group of files to index (and run), or a task."""
-    return [run_file(task) for task in item] if isinstance(item, tuple) else run_task(item)
+    with fewer_collections():
+        return [run_file(task) for task in item] if isinstance(item, tuple) else run_task(item)

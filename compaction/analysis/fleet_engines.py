@@ -17,12 +17,14 @@ from collections.abc import Callable
 from collections.abc import Iterable
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import wait
+from importlib import import_module
 from typing import TYPE_CHECKING
 from typing import Any
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from dask.distributed import Client
     from dask.distributed import Future
     from dask.distributed import LocalCluster
@@ -33,16 +35,17 @@ ENGINES = ("local", "dask")
 #: its workers busy across its round trips (a task is a few paths and setups, so memory stays small either way)
 IN_FLIGHT = 4
 DASK_IN_FLIGHT = 64
+#: what a fleet's tasks import as they run: a worker imports them as it starts (a local pool's forks inherit them
+#: from the parent, which imports them first; a Dask worker preloads them)
+WORKER_MODULES = ["compaction.analysis.fleet", "compaction.analysis.sweep", "compaction.analysis.fastpath"]
 #: the Dask settings of a local cluster the engine starts: no statistical profiler sampling every thread every
 #: 10 ms, no GIL-contention sampling every 1 ms, and the event loops' housekeeping (tick every 20 ms, system monitor
 #: every 0.5 s) slowed down — a fleet of long pure-Python tasks needs none of it (on a real cluster, set them in its
 #: workers' Dask configuration)
 WORKER_CONFIG = {"distributed.worker.profile.enabled": False, "distributed.admin.system-monitor.gil.enabled": False,
                  "distributed.admin.tick.interval": "1s", "distributed.admin.system-monitor.interval": "5s",
-                 # a worker imports what the tasks run as it starts (a local pool's forks inherit it), not on its
-                 # first task
-                 "distributed.worker.preload": ["compaction.analysis.fleet", "compaction.analysis.sweep",
-                                                "compaction.analysis.fastpath"]}
+                 # a worker imports what the tasks run as it starts, not on its first task
+                 "distributed.worker.preload": WORKER_MODULES}
 
 
 class Engine:
@@ -80,6 +83,12 @@ class Engine:
                 except (OSError, TimeoutError) as exc:
                     raise ValueError(f"cannot reach the Dask scheduler at {self.scheduler}: {exc}") from exc
         elif self.workers > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            if multiprocessing.get_start_method() == "fork":  # imported once here, not again in each worker
+                for module in WORKER_MODULES:
+                    import_module(module)
             self._pool = ProcessPoolExecutor(max_workers=self.workers)
         return self
 

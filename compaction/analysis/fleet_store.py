@@ -49,12 +49,27 @@ def row_key(row: Mapping[str, Any]) -> tuple[str, int | None, str | None]:
     return row.get("digest", ""), row.get("conversation_index"), row.get("setup_key")
 
 
+_VALUES_AT = COLUMNS.index("values")
+#: ``json.dumps(value, sort_keys=True)``, without building the encoder per row
+_encode_values = json.JSONEncoder(sort_keys=True).encode
+
+
 def _to_text(column: str, value: Any) -> str:
     if value is None:
         return ""
     if column == "values":
-        return json.dumps(value, sort_keys=True)
+        return _encode_values(value)
     return repr(value) if isinstance(value, float) else str(value)
+
+
+def _csv_fields(row: Mapping[str, Any]) -> list[Any]:
+    """A row's fields as :func:`_to_text` writes them, left to the CSV writer where it writes the same (it writes
+    None as empty, a float by its repr and anything else by str)."""
+    fields = [row.get(c) for c in COLUMNS]
+    values = fields[_VALUES_AT]
+    if values is not None:
+        fields[_VALUES_AT] = _encode_values(values)
+    return fields
 
 
 def _from_text(column: str, text: str) -> Any:
@@ -178,8 +193,7 @@ class RowStore:
             self._writer = csv.writer(self._fh)
             if new:
                 self._writer.writerow(COLUMNS)
-        for row in rows:
-            self._writer.writerow([_to_text(c, row.get(c)) for c in COLUMNS])
+        self._writer.writerows(map(_csv_fields, rows))
         self._fh.flush()
 
     def _write_part(self) -> None:

@@ -9,11 +9,15 @@ its digest and its conversations' sizes), so the parent never reads a log.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
+import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import asdict
 from dataclasses import dataclass
 from typing import Any
@@ -97,6 +101,36 @@ class FileIndex:
     def from_json(cls, data: dict[str, Any]) -> FileIndex:
         return cls(data["path"], data["digest"], int(data["size"]), int(data["mtime_ns"]),
                    tuple(ConversationInfo(**c) for c in data.get("conversations", ())), data.get("error"))
+
+
+#: the garbage collector's thresholds while a fleet runs (at least): a fleet allocates millions of short-lived
+#: objects (entries, steps, rows) among a few long-lived ones (the logs it reads, counters' measures), and with the
+#: default thresholds (700, 10, 10) the collector walked them all again and again: 4-5 % of a run's CPU time, 0.5 %
+#: with these
+GC_THRESHOLDS = (20_000, 20, 20)
+_gc_lock = threading.Lock()
+_gc_depth = 0
+_gc_saved: tuple[int, int, int] = (700, 10, 10)
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Run the block with the collector's thresholds raised to :data:`GC_THRESHOLDS` (never lowered; nested and
+    concurrent blocks share one change; the thresholds before are restored when the last ends)."""
+    global _gc_depth, _gc_saved
+    with _gc_lock:
+        if _gc_depth == 0:
+            _gc_saved = gc.get_threshold()
+            if _gc_saved[0]:  # (a threshold of 0 turns automatic collection off: left so)
+                gc.set_threshold(*(max(now, raised) for now, raised in zip(_gc_saved, GC_THRESHOLDS)))
+        _gc_depth += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_depth -= 1
+            if _gc_depth == 0:
+                gc.set_threshold(*_gc_saved)
 
 
 _loaded: OrderedDict[tuple[str, str], list[Conversation] | LoadError] = OrderedDict()

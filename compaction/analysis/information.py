@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import json
 from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 
@@ -19,6 +20,7 @@ from ..conversation import Conversation
 from ..conversation import Message
 from ..history import Fate
 from ..identifiers import identifier_set
+from ..identifiers import identifier_sets
 from ..replay import Replay
 
 
@@ -89,11 +91,13 @@ class InformationLoss:
 def _first_removal(rep: Replay) -> dict[int, tuple[int, str]]:
     """original index -> (step at which it was first not kept, that fate)."""
     first: dict[int, tuple[int, str]] = {}
-    for delta in rep.deltas():
-        if delta.change is not None:
-            for index, fate in delta.change.fates.items():
+    changes, previous = rep.changes, 0
+    for step in rep.steps:  # (the changes of rep.deltas(), without the appended originals it also lists)
+        if step.snapshot != previous:
+            previous = step.snapshot
+            for index, fate in changes[step.snapshot].fates.items():
                 if fate != "kept":
-                    first.setdefault(index, (delta.step.step, fate))
+                    first.setdefault(index, (step.step, fate))
     return first
 
 
@@ -122,25 +126,18 @@ class _ConversationIndex:
     """What the signals need from a conversation, whatever the setup: computed once per conversation."""
 
     messages: tuple[Message, ...]
-    terms_by_message: dict[int, set[str]]
-    occurrences: dict[str, list[int]]  # term -> indices of the messages holding it, in order
+    #: message -> (later assistant message, term) pairs: the term's first holder is the message, its second holder
+    #: that later assistant message
+    quotes: dict[int, list[tuple[int, str]]]
     calls_by_key: dict[tuple[str, str], list[int]]  # (tool, sorted JSON arguments) -> assistant message indices
-    _quotes: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
     _keys: dict[int, tuple[str, str] | None] = field(default_factory=dict)
     _latest: dict[int, int] = field(default_factory=dict)
 
     def quote_candidates(self, index: int) -> list[tuple[int, str]]:
         """(later assistant message, term) pairs that would quote message ``index``'s terms if it were removed
-        before them: a term counts only for the first message other than ``index`` that holds it."""
-        hit = self._quotes.get(index)
-        if hit is None:
-            hit = self._quotes[index] = []
-            for term in self.terms_by_message.get(index, ()):
-                seen = self.occurrences[term]
-                later = seen[0] if seen[0] != index else seen[1] if len(seen) > 1 else None
-                if later is not None and later > index and self.messages[later].role == "assistant":
-                    hit.append((later, term))
-        return hit
+        before them: a term counts only for the first message other than ``index`` that holds it (so only a term
+        ``index`` holds first, whose next holder is an assistant message)."""
+        return self.quotes.get(index, [])
 
     def latest_need(self, index: int) -> int:
         """The last message that would count as needing message ``index`` (a quote or a re-fetch), or -1: the message
@@ -167,19 +164,37 @@ def _conversation_index(conv: Conversation) -> _ConversationIndex:
     return conv.memoized(("information index",), lambda: _build_index(conv))
 
 
+def _quote_pairs(messages: Sequence[Message]) -> dict[int, list[tuple[int, str]]]:
+    """For each message, the terms it holds first whose second holder is an assistant message, with that message.
+
+    One pass in order with set operations: a term's first holder is where it is new, its second where it leaves the
+    terms seen once."""
+    first: dict[str, int] = {}
+    once: set[str] = set()  # terms one message so far holds
+    quotes: dict[int, list[tuple[int, str]]] = {}
+    texts = (_message_text(m) for m in messages)
+    for i, (m, terms) in enumerate(zip(messages, identifier_sets(texts))):
+        second = terms & once
+        new = terms.difference(first)
+        if second:
+            once -= second
+            if m.role == "assistant":
+                for term in second:
+                    quotes.setdefault(first[term], []).append((i, term))
+        if new:
+            once |= new
+            first.update(dict.fromkeys(new, i))
+    return quotes
+
+
 def _build_index(conv: Conversation) -> _ConversationIndex:
     messages = conv.messages
-    terms_by_message = {i: distinctive_terms(_message_text(m)) for i, m in enumerate(messages)}
-    occurrences: dict[str, list[int]] = {}
-    for i, terms in terms_by_message.items():
-        for t in terms:
-            occurrences.setdefault(t, []).append(i)
     calls_by_key: dict[tuple[str, str], list[int]] = {}
     for i, m in enumerate(messages):
         if m.role == "assistant":
             for c in m.tool_calls:
                 calls_by_key.setdefault((c.name, json.dumps(c.arguments, sort_keys=True)), []).append(i)
-    return _ConversationIndex(tuple(messages), terms_by_message, occurrences, calls_by_key)
+    return _ConversationIndex(tuple(messages), _quote_pairs(messages), calls_by_key)
 
 
 def removal_evidence(conv: Conversation, removals: Mapping[int, tuple[int, str]], step_message: Mapping[int, int]
@@ -206,6 +221,8 @@ def removal_evidence(conv: Conversation, removals: Mapping[int, tuple[int, str]]
 def removal_score(conv: Conversation, removed_from: Mapping[int, int]) -> int:
     """The information-loss score alone (``original index -> index of the call message it was first missing
     from``): how many removed messages a later message needed. Same count as :func:`removal_evidence`."""
+    if not removed_from:  # (the index is not built for a setup that removed nothing)
+        return 0
     index_ = _conversation_index(conv)
     return sum(1 for index, start in removed_from.items() if index_.latest_need(index) >= start)
 

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from collections.abc import Hashable
 from collections.abc import Mapping
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from typing import Any
@@ -26,8 +25,9 @@ from ..setups import POLICY_KEYS
 from ..setups import Setup
 from ..strategies import get_strategy
 from .costs import PriceModel
-from .costs import compare_costs
+from .costs import baseline_dollars
 from .costs import price_model
+from .costs import replay_costs
 from .information import information_score
 
 if TYPE_CHECKING:
@@ -82,11 +82,10 @@ def _evaluate(conv: Conversation, setup: Setup, prices: PriceModel, with_informa
     except ValueError as exc:
         return {"error": str(exc)}, None
     summary = rep.summary()
-    costs = compare_costs(rep, prices)
     compacted = [s.step for s in rep.steps if s.compacted]
     row: dict[str, Any] = {
-        "dollars": costs.setup.total_dollars,
-        "baseline_dollars": costs.baseline.total_dollars,
+        "dollars": replay_costs(rep, prices).total_dollars,
+        "baseline_dollars": baseline_dollars(rep, prices),
         "peak_tokens": summary["peak_tokens_sent"],
         "tokens_sent": summary["total_tokens_sent"],
         "compactions": summary["compactions"],
@@ -117,7 +116,14 @@ def evaluate_many(conv: Conversation, setups: Sequence[Setup], prices: PriceMode
     groups: dict[tuple[Hashable, ...], list[int]] = {}
     for i, s in enumerate(resolved):
         groups.setdefault((s.strategy, s.params, s.counter, s.context_window), []).append(i)
+    from .fastpath import fast_rows
+
     for members in groups.values():
+        fast = fast_rows(conv, [resolved[i] for i in members], prices, with_information)
+        if fast is not None:  # (the same rows as each setup's own _evaluate, from one layout)
+            for i, row in zip(members, fast):
+                rows[i] = row
+            continue
         first = resolved[members[0]]
         try:
             policy = get_strategy(first.strategy).policy
@@ -241,6 +247,8 @@ def sweep(conv: Conversation, setup: Setup, axes: Mapping[str, Sequence[Any]], *
     chunk = max(1, math.ceil(len(combos) / (workers * 4))) if workers > 1 else max(len(combos), 1)
     chunks = [combos[i : i + chunk] for i in range(0, len(combos), chunk)]
     if workers > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
         with ProcessPoolExecutor(max_workers=workers) as pool:
             for done in pool.map(_evaluate_chunk, [(conv, setup, c, prices, with_information) for c in chunks]):
                 rows.extend(done)
