@@ -156,6 +156,18 @@ def test_dask_local_cluster_of_two_processes_equals_local(folder):
     assert dask.rows == local.rows
 
 
+def test_the_local_cluster_the_engine_starts_gives_its_workers_no_malloc_trim_threshold(monkeypatch):
+    pytest.importorskip("dask.distributed")
+    import os
+
+    from compaction.analysis.fleet_engines import Engine
+
+    # Dask's nanny would set MALLOC_TRIM_THRESHOLD_=65536 (freed memory returned at once: 15-20 % more CPU)
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    with Engine("dask", workers=1) as engine:
+        assert list(engine.run(["MALLOC_TRIM_THRESHOLD_"], os.getenv)) == [("MALLOC_TRIM_THRESHOLD_", None)]
+
+
 def test_unknown_engine_and_missing_folder_are_clear_errors(tmp_path):
     with pytest.raises(ValueError, match="unknown engine"):
         fleet([], SETUPS, engine="spark")
