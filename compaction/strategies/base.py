@@ -308,7 +308,7 @@ class Runner(ABC):
         counter and window (its thresholds may differ) that only appended and measured (a replay's uncompacted
         baseline), and ``mark`` one of its :meth:`mark` s; this runner has not been used yet and must not change
         ``source``."""
-        raise NotImplementedError(f"{type(self).__name__} keeps no marks to resume from")
+        raise TypeError(f"{type(self).__name__} keeps no marks to resume from")  # the engine asks mark() first
 
     def outcome(self, before: int, *, triggered: bool, compacted: bool, target: int | None = None,
                 notes: Iterable[str] = (), model_calls: Iterable[dict[str, int]] = ()) -> CallOutcome:
