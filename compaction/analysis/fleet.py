@@ -53,8 +53,11 @@ if TYPE_CHECKING:
 __all__ = ["LOG_SUFFIXES", "FleetResult", "corpus", "find_logs", "fleet", "run_log", "TASK_WEIGHT"]
 
 #: the work (LLM calls × setups) of one task: small enough to balance 2–16 workers, large enough that a task's
-#: shared per-conversation work (counts, baseline, information index) is amortised
-TASK_WEIGHT = 20_000
+#: shared per-conversation work (counts, the uncompacted baseline replays start from, information index) is done
+#: once. Since rows got ~2.5× cheaper, 20,000 split the fleet benchmark's conversations into batches whose workers
+#: each redid that shared work (2 workers: 10.1 CPU-s where 1 spent 8.6); at 250,000 a conversation of up to
+#: 5,000 calls keeps its 50 setups in one task (7.5–8.6 CPU-s for 2 workers)
+TASK_WEIGHT = 250_000
 
 
 def run_log(path: str, setups: Sequence[tuple[str, Setup]], prices: PriceModel,
