@@ -47,16 +47,22 @@ gate_live_calls()  # a live summarizer only where the operator enabled it and th
 
 @dataclass
 class Inputs:
-    """Everything the sidebar chose: the log (or why it could not be read), the counter, policy and setups."""
+    """Everything the full run chose: the log (or why it could not be read), the counter and the setups (their shared
+    threshold policy is bound by the tuning view, which draws its widgets)."""
 
     choice: source.LogChoice | None = None
     conversations: list[Conversation] = field(default_factory=list)
     conversation: Conversation | None = None
     load_error: Exception | None = None
     counter_spec: str = "approx"
-    policy: settings.Policy = field(default_factory=lambda: settings.check_policy(
-        settings.DEFAULT_WINDOW, settings.DEFAULT_COMPACT_AT, settings.DEFAULT_COMPACT_TO))
     setups: list[setups.SetupSpec] = field(default_factory=list)
+
+    @property
+    def log_key(self) -> str:
+        """The log and conversation on the page, as the caches and the window's log-following know them."""
+        if self.choice is None or self.conversation is None:
+            return ""
+        return f"{self.choice.key}:{self.conversation.id}"
 
 
 def choose_log(inputs: Inputs) -> None:
@@ -74,23 +80,19 @@ def choose_log(inputs: Inputs) -> None:
                 source.show_log_facts(inputs.choice, inputs.conversation, len(inputs.conversations))
 
 
-def choose_settings(inputs: Inputs) -> None:
-    """The tuning view's thresholds and strategy pickers (main area), then the counter and every setup's name and
-    parameters (sidebar)."""
-    log_key = (f"{inputs.choice.key}:{inputs.conversation.id}"
-               if inputs.choice is not None and inputs.conversation is not None else "")  # (a conversation has a log)
+def choose_setups(inputs: Inputs) -> None:
+    """The tuning view's strategy pickers (main area), then the counter and every setup's name and parameters
+    (sidebar)."""
     chosen: dict[str, str] = {}
-    with section("Threshold policy"):
-        inputs.policy = tuning.show_thresholds(inputs.conversation, log_key)
     with section("Strategies"):
         chosen = setups.choose_strategies()
     with st.sidebar:
         with section("Token counter"):
             inputs.counter_spec = settings.choose_counter()
         with section("Setups"):
-            inputs.setups = setups.choose_setups(inputs.policy, inputs.counter_spec, chosen)
-        with section("Setups as a file"):
-            share.show_setups_file(inputs.setups)
+            inputs.setups = setups.choose_setups(None, inputs.counter_spec, chosen)
+        with section("Import setups"):
+            share.show_setups_file()
 
 
 def main() -> None:
@@ -102,9 +104,31 @@ def main() -> None:
     with section("Header"):
         tuning.show_header(samples, inputs.choice is not None and inputs.choice.origin == "upload")
     url_state.show_messages()
-    choose_settings(inputs)
-    publish(inputs)
-    choice, conversation, policy = inputs.choice, inputs.conversation, inputs.policy
+    choose_setups(inputs)
+    tuning_view(inputs, state.page_signature(with_policy=False))
+
+
+@st.fragment
+def tuning_view(inputs: Inputs, page: str) -> None:
+    """The thresholds, the replays, the tokens chart and everything under it. A fragment: a threshold change reruns
+    only this part (the log, the sidebar's setups and the strategy pickers stay as drawn); when a widget inside
+    changed something the rest of the page shows (``page``: :func:`.state.page_signature` without the policy, as the
+    full run saw it), the whole page runs again instead."""
+    if state.page_signature(with_policy=False) != page:
+        st.rerun()
+    try:
+        with section("Threshold policy"):
+            policy = tuning.show_thresholds(inputs.conversation, inputs.log_key)
+        specs = setups.with_shared_policy(inputs.setups, policy)
+        publish(inputs.choice, specs)
+        show_replays(inputs, policy, specs)
+    finally:
+        heap.settle()
+
+
+def show_replays(inputs: Inputs, policy: settings.Policy, specs: list[setups.SetupSpec]) -> None:
+    """The replays of the log under ``specs``: the chart, the cards and the analysis tabs (or why there are none)."""
+    choice, conversation = inputs.choice, inputs.conversation
     if choice is None:
         st.info("Upload an agent log in the sidebar to start.", icon=":material/upload_file:")
         return
@@ -118,11 +142,11 @@ def main() -> None:
     if not conversation.llm_call_indices:
         st.warning("This log has no assistant messages, so there is no LLM call to replay.", icon=":material/warning:")
         return
-    if not policy.valid and any(not s.own_policy for s in inputs.setups):
+    if not policy.valid and any(not s.own_policy for s in specs):
         st.error(f"**Threshold policy is invalid** — {policy.error}", icon=":material/block:")
     outcomes: list[results.SetupResult] = []
     with section("Replay"), st.spinner("Replaying the log under each setup…"):
-        outcomes = results.run_setups(conversation, f"{choice.key}:{conversation.id}", inputs.setups)
+        outcomes = results.run_setups(conversation, inputs.log_key, specs)
     results.show_setup_errors(outcomes)
     live.show_withheld(outcomes)
     runs = results.runs_of(outcomes)
@@ -179,11 +203,11 @@ def load_into_explorer(setup: Setup) -> None:
     st.rerun()
 
 
-def publish(inputs: Inputs) -> None:
+def publish(choice: source.LogChoice | None, specs: list[setups.SetupSpec]) -> None:
     """Keep the URL in step with the view: a sample's name, or for an upload the file's name, size and digest (the
     file itself cannot travel in a link: whoever opens it is asked for that file)."""
     with section("Link"):
-        url_state.publish_view(inputs.choice, [s.setup() for s in inputs.setups])
+        url_state.publish_view(choice, [s.setup() for s in specs])
 
 
 try:

@@ -13,12 +13,19 @@ makes runs comparable.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
+from bisect import bisect_right
 from collections.abc import Iterator
 from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
+from functools import cached_property
+from itertools import accumulate
+from itertools import islice
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import NamedTuple
 from typing import cast
 
 from . import budget as work_budget
@@ -35,6 +42,7 @@ from .history import fates_of
 from .history import original
 from .models import resolve_context_window
 from .strategies import RunContext
+from .strategies import Runner
 from .strategies import StrategyInfo
 from .strategies import get_strategy
 from .timeline import Change
@@ -56,11 +64,14 @@ _FATES_CACHE = 64
 #: uncompacted series a conversation keeps (in its ``memo``) for the next replay that differs only in compact_at /
 #: compact_to (the app moving a threshold, a sweep over them); see :func:`_baseline_key`
 _BASELINES_KEPT = 32
+#: of those, how many keep their runner (a whole message index of the log) for replays to resume from; the older
+#: ones keep their series only (a replay that needs the runner again measures the baseline anew)
+_BASELINE_RUNNERS_KEPT = 4
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One LLM call of a replay."""
+class Step(NamedTuple):
+    """One LLM call of a replay (immutable; a named tuple: a replay makes one per call, and a frozen dataclass costs
+    several times more to build)."""
 
     step: int
     message_index: int
@@ -80,10 +91,10 @@ class Step:
         return self.triggered and not self.compacted
 
 
-@dataclass(frozen=True, slots=True)
-class CallDelta:
+class CallDelta(NamedTuple):
     """How one call's context follows from the previous call's: the originals appended since (all sent at first),
-    then, at a call that made a new snapshot, that snapshot's :class:`~compaction.timeline.Change` against them."""
+    then, at a call that made a new snapshot, that snapshot's :class:`~compaction.timeline.Change` against them
+    (a named tuple, as :class:`Step`: an analysis of a replay follows one per call)."""
 
     step: Step
     appended: list[Entry]
@@ -384,17 +395,96 @@ def _baseline_key(conversation: Conversation, info: StrategyInfo, values: Mappin
     return "baseline", info.name, params, id(counter), context_window, skipped, reference
 
 
-def _known_baseline(key: _BaselineKey, conversation: Conversation, counter: Counter) -> tuple[int, ...] | None:
+@dataclass(frozen=True, eq=False)
+class _Baseline:
+    """A replay's uncompacted series (one measure per call). When the runner that measured it keeps marks, also
+    that runner (at the end of the log) and its :meth:`~compaction.strategies.Runner.mark` before each call and at
+    the end, from which the runner of a replay under other thresholds resumes (see :func:`_take_quiet_calls`)."""
+
+    counter: Counter  # kept, so that its id is not taken by another counter
+    series: tuple[int, ...]
+    runner: Runner | None = None
+    marks: tuple[Any, ...] = ()
+
+    @cached_property
+    def peaks(self) -> list[int]:
+        """The highest measure up to each call (ascending, so the first call over a count is a bisection)."""
+        return list(accumulate(self.series, max))
+
+
+def _known_baseline(key: _BaselineKey, conversation: Conversation, counter: Counter) -> _Baseline | None:
     hit = conversation.memo.get(key)
-    return hit[1] if hit is not None and hit[0] is counter else None  # the counter is kept: its id is not reused
+    return hit if isinstance(hit, _Baseline) and hit.counter is counter else None
 
 
-def _remember_baseline(key: _BaselineKey, conversation: Conversation, counter: Counter, series: tuple[int, ...]) -> None:
+def _remember_baseline(key: _BaselineKey, conversation: Conversation, baseline: _Baseline) -> None:
     memo = conversation.memo
+    memo.pop(key, None)  # (what is remembered anew is the newest)
     kept = [k for k in memo if k[0] == "baseline"]
     for old in kept[: max(0, len(kept) - _BASELINES_KEPT + 1)]:
         del memo[old]
-    memo[key] = (counter, series)
+    if baseline.runner is not None:
+        with_runners = [k for k in memo if k[0] == "baseline" and memo[k].runner is not None]
+        for old in with_runners[: max(0, len(with_runners) - _BASELINE_RUNNERS_KEPT + 1)]:
+            memo[old] = _Baseline(memo[old].counter, memo[old].series)
+    memo[key] = baseline
+
+
+def _run_baseline(runner: Runner, counter: Counter, plan: Sequence[tuple[int, bool]], shared: Sequence[Entry],
+                  calls: int) -> _Baseline:
+    """The uncompacted series of a log, measured by ``runner`` (which only appends and measures), with its marks
+    when it keeps them. ``plan``: the messages the replay goes through, each with whether an LLM call made it;
+    ``calls``: how many there are, for the running replay's budget (checked at each call, as the replay is)."""
+    series: list[int] = []
+    marks: list[Any] = []
+    for i, call in plan:
+        if call:
+            work_budget.at_call(len(series), calls)
+            marks.append(runner.mark())
+            series.append(runner.measure())
+        runner.append(shared[i])
+    marks.append(runner.mark())
+    if any(m is None for m in marks):
+        return _Baseline(counter, tuple(series))
+    return _Baseline(counter, tuple(series), runner, tuple(marks))
+
+
+def _take_quiet_calls(runner: Runner, quiet: int, baseline: _Baseline, calls_at: Sequence[int],
+                      plan: Sequence[tuple[int, bool]], shared: Sequence[Entry], originals: list[Entry | None],
+                      timeline: Timeline, steps: list[Step]) -> int:
+    """Take the calls before the first whose uncompacted measure is over ``quiet`` (up to which ``runner`` surely
+    does nothing: :meth:`~compaction.strategies.Runner.quiet_through`) from ``baseline``: their steps (the running
+    replay's budget checked at each, as the replay would), the originals appended meanwhile, and the runner resumed
+    from the baseline's mark at that call. Returns how many entries of ``plan`` were taken."""
+    first = bisect_right(baseline.peaks, quiet)
+    if first == 0 or baseline.runner is None:
+        return 0
+    for k, (i, tokens) in enumerate(zip(calls_at[:first], baseline.series)):
+        work_budget.at_call(k, len(calls_at))
+        steps.append(Step(k, i, tokens, tokens, tokens, False, False, None, "", 0))
+    runner.resume(baseline.runner, baseline.marks[first])
+    end = calls_at[first] if first < len(calls_at) else len(originals)
+    taken = bisect_left(plan, (end,))
+    for i, _ in islice(plan, taken):
+        entry = originals[i] = shared[i]
+        timeline.append(entry)
+    return taken
+
+
+def _replay_plan(conversation: Conversation, include_log_summaries: bool
+                 ) -> tuple[frozenset[int], tuple[tuple[int, bool], ...], tuple[int, ...]]:
+    """What every replay of ``conversation`` goes through (made once per conversation): the messages left out, the
+    others in order with whether an LLM call made each (an assistant message the model generated), and the
+    positions of those calls."""
+
+    def make() -> tuple[frozenset[int], tuple[tuple[int, bool], ...], tuple[int, ...]]:
+        skipped = hidden_from_agent(conversation) | (
+            frozenset() if include_log_summaries else frozenset(conversation.log_summary_indices))
+        plan = tuple((i, m.role == "assistant" and m.meta.get("generated", True) is not False)
+                     for i, m in enumerate(conversation.messages) if i not in skipped)
+        return skipped, plan, tuple(i for i, call in plan if call)
+
+    return conversation.memoized(("replay plan", include_log_summaries), make)
 
 
 def hidden_from_agent(conversation: Conversation) -> frozenset[int]:
@@ -467,12 +557,19 @@ def replay(
     log_summaries = tuple(e.summary for e in conversation.events if e.summary) or tuple(
         conversation.messages[i].text for i in sorted(conversation.log_summary_indices))
     ctx = RunContext(counter_obj, conversation.tools, context_window, compact_at, compact_to, log_summaries,
-                     conversation.usage, conversation.source, conversation.events)
+                     conversation.usage, conversation.source, conversation.events, conversation.memo)
     runner = info.make_runner(values, ctx, reference=reference)
-    skipped = hidden_from_agent(conversation) | (
-        frozenset() if include_log_summaries else frozenset(conversation.log_summary_indices))
+    skipped, plan, calls_at = _replay_plan(conversation, include_log_summaries)
+    shared = original_entries(conversation)
     baseline_key = _baseline_key(conversation, info, values, counter_obj, context_window, skipped, reference)
     known = _known_baseline(baseline_key, conversation, counter_obj)
+    project = runner.persistence == "project"
+    # calls up to the first that may change something are taken from the uncompacted baseline (measured first)
+    quiet = None if project or runner.mark() is None else runner.quiet_through()
+    calls = work_budget.begin(budget, conversation, skipped)
+    if quiet is not None and (known is None or known.runner is None):
+        known = _run_baseline(info.make_runner(values, ctx, reference=reference), ctx.counter, plan, shared, calls)
+        _remember_baseline(baseline_key, conversation, known)
     baseline = info.make_runner(values, ctx, reference=reference) if known is None else None
     uncompacted: list[int] = []
     # a strategy may count with its framework's own counter when the run keeps the default (LangChain)
@@ -480,48 +577,37 @@ def replay(
 
     timeline = Timeline()
     originals: list[Entry | None] = [None] * len(conversation.messages)
-    shared = original_entries(conversation)
     steps: list[Step] = []
-    project = runner.persistence == "project"
     stored_snapshot = False  # the last snapshot holds the stored history as a projection that changed nothing sent it
-    calls = work_budget.begin(budget, conversation, skipped)
-    for i, message in enumerate(conversation.messages):
-        if i in skipped:
-            continue
-        if message.role == "assistant" and message.meta.get("generated", True) is not False:
+    taken = 0 if quiet is None or known is None else _take_quiet_calls(
+        runner, quiet, known, calls_at, plan, shared, originals, timeline, steps)
+    series = known.series if known is not None else uncompacted
+    snapshot = len(timeline.snapshots) - 1
+    append, keep = runner.append, timeline.append
+    for i, call in islice(plan, taken, None):
+        if call:
             runner.call_index = i
-            work_budget.at_call(len(steps), calls)
+            if budget is not None:
+                work_budget.at_call(len(steps), calls)
             outcome = runner.before_call()
             if outcome.compacted or (project and not stored_snapshot):
                 # a projection that changed nothing sends the stored history: one snapshot of it serves every such
                 # call until the next change (the originals appended meanwhile are the snapshot's tail)
-                timeline.snapshot(runner.entries(), i, runner.first_change())
+                snapshot = timeline.snapshot(runner.entries(), i, runner.first_change())
             stored_snapshot = project and not outcome.compacted
             if baseline is not None:
                 uncompacted.append(baseline.measure())
-            steps.append(
-                Step(
-                    step=len(steps),
-                    message_index=i,
-                    tokens_uncompacted=known[len(steps)] if known is not None else uncompacted[-1],
-                    tokens_before=outcome.tokens_before,
-                    tokens_sent=outcome.tokens_sent,
-                    triggered=outcome.triggered,
-                    compacted=outcome.compacted,
-                    target=outcome.target,
-                    note=outcome.note,
-                    snapshot=len(timeline.snapshots) - 1,
-                    model_calls=tuple(outcome.model_calls),
-                )
-            )
+            steps.append(Step(len(steps), i, series[len(steps)], outcome.tokens_before, outcome.tokens_sent,
+                              outcome.triggered, outcome.compacted, outcome.target, outcome.note, snapshot,
+                              tuple(outcome.model_calls)))
         entry = originals[i] = shared[i]
-        runner.append(entry)
+        append(entry)
         if baseline is not None:
             baseline.append(entry)
-        timeline.append(entry)
+        keep(entry)
     work_budget.end(budget)
     if known is None:
-        _remember_baseline(baseline_key, conversation, ctx.counter, tuple(uncompacted))
+        _remember_baseline(baseline_key, conversation, _Baseline(ctx.counter, tuple(uncompacted)))
     return Replay(
         conversation=conversation,
         strategy=info,

@@ -141,6 +141,10 @@ class Counter(ABC):
     spec: str
     #: True when the framework counts the whole list as one text (Haystack): not a sum of per-message counts.
     joined: bool = False
+    #: True when a :meth:`tally` started without tools and grown by ``append`` always reads what ``count`` of the
+    #: same list says (a counter whose tally numbers messages otherwise than ``count`` does, or that was not shown to
+    #: agree, leaves it False and is recounted instead)
+    tally_grows_as_count: bool = False
 
     @abstractmethod
     def count(self, messages: Sequence[Message], tools: Sequence[ToolSchema] = ()) -> int:
@@ -248,6 +252,7 @@ class _HaystackCounter(Counter):
     """Shared logic of Haystack's two local counters: count the ``"\\n"``-joined rendering plus tool schemas."""
 
     joined = True
+    tally_grows_as_count = True
     #: units a "\n" join adds whatever the messages around it (None when it depends on them, as with BPE)
     newline_join_units: int | None = None
 
@@ -299,7 +304,8 @@ class _HaystackCounter(Counter):
         return tally.value(with_tools=True)
 
     def count_one(self, message: Message) -> int:
-        p = self.parts(message)
+        hit = self._parts.entry(id(message))  # (parts(), without a call more: a message index counts every group)
+        p = hit[1] if hit is not None and hit[0]() is message else self.parts(message)
         return self._finish(p.units) + p.images * self.tokens_per_image + p.files * self.tokens_per_file
 
     def tally(self, messages: Sequence[Message] = (), tools: Sequence[ToolSchema] = ()) -> Tally:
@@ -555,6 +561,7 @@ class MafDotnetCounter(Counter):
     """
 
     spec = "maf-dotnet"
+    tally_grows_as_count = True
 
     def __init__(self) -> None:
         self._bytes: _IdCache[int] = _IdCache()

@@ -105,6 +105,8 @@ def assert_index_consistent(index: MessageIndex) -> None:
     assert list(index.included_turns_oldest_first()) == recomputed_turns(index)
     assert index.included_turns == len(recomputed_turns(index))
     included = [g for g in index.groups if not g.excluded]
+    for g in index.groups:  # a group grown a message at a time is counted as the whole list it holds
+        assert g.tokens == index.counter.count(g.messages)
     assert index.included_tokens == sum(g.tokens for g in included)
     assert index.included_messages == sum(len(g.live_entries) for g in included)
     assert index.included_non_system_groups == len(non_system_included(index))
@@ -315,3 +317,82 @@ def test_samples_replay_alike_on_both_indexes(path) -> None:
 @pytest.mark.parametrize("relative", REAL_LOGS, ids=lambda r: r.split("/")[0])
 def test_real_logs_replay_alike_on_both_indexes(relative: str) -> None:
     assert assert_registered_setups_agree(compaction.load(real_log(relative)))
+
+
+# ------------------------------------------------------------------------------------------------ group counts
+COUNTERS = ("approx", "approx:3.3", "maf-dotnet", "maf-python", "langchain", "gemini-cli")
+
+
+@pytest.mark.parametrize("spec", COUNTERS)
+@settings(max_examples=60, deadline=None)
+@given(steps=STEPS, batches=st.lists(st.booleans(), min_size=1, max_size=200))
+def test_every_group_counts_its_messages_as_one_list(spec: str, steps, batches) -> None:
+    """Whether a counter's tally is grown a message at a time or the group is counted anew, a group's count is the
+    counter's count of its messages (groups of several messages: a call with its results, reasoning it absorbed)."""
+    counter = make_counter(spec)
+    index = MessageIndex(counter)
+    for i, m in enumerate(build_messages(steps)):
+        if m.role == "assistant" and batches[i % len(batches)]:
+            index.end_batch()
+        index.append(original(m, i))
+    assert any(len(g.entries) > 1 for g in index.groups) or not any(m.role == "tool" for m in build_messages(steps))
+    assert_index_consistent(index)
+
+
+# ------------------------------------------------------------------------------------------------ marks
+def grown(messages: Sequence[Message], upto: int, counter_spec: str = "maf-dotnet") -> MessageIndex:
+    """An index of ``messages[:upto]`` as a replay grows it: a batch closed before every assistant message."""
+    index = MessageIndex(make_counter(counter_spec))
+    for i, m in enumerate(messages[:upto]):
+        if m.role == "assistant":
+            index.end_batch()
+        index.append(original(m, i))
+    return index
+
+
+def state(index: MessageIndex) -> tuple:
+    """What an index holds, by value, with its running totals."""
+    return (signature(index.entries()), [(g.kind, g.turn, g.tokens, g.excluded, g.open, len(g.entries))
+                                         for g in index.groups],
+            index.included_tokens, index.included_messages, index.included_groups,
+            index.included_non_system_groups, index.included_turns, index.has_tool_calls, index.mark())
+
+
+@settings(max_examples=100, deadline=None)
+@given(STEPS, st.integers(0, 10_000))
+def test_an_index_resumed_from_a_mark_is_the_index_grown_to_it(steps, k) -> None:
+    """An index resumed from a later index's mark (taken before a call) holds what an index grown to that point
+    holds, and the source is left as it was; the two then compact alike."""
+    messages = build_messages(steps)
+    source = MessageIndex(COUNTER)
+    marks: list[tuple[int, tuple[int, int, int, int]]] = []
+    for i, m in enumerate(messages):
+        if m.role == "assistant":
+            marks.append((i, source.mark()))
+            source.end_batch()
+        source.append(original(m, i))
+    marks.append((len(messages), source.mark()))
+    upto, mark = marks[k % len(marks)]
+    before = state(source)
+    resumed = MessageIndex(COUNTER)
+    resumed.resume_from(source, mark)
+    expected = grown(messages, upto)
+    assert state(resumed) == state(expected)
+    assert state(source) == before
+    assert_index_consistent(resumed)
+    for index in (resumed, expected):  # the same compaction, then the rest of the log
+        ToolResultCompaction(parse_trigger("Always()"), k % 4).compact(index)
+        for i, m in enumerate(messages[upto:], start=upto):
+            if m.role == "assistant":
+                index.end_batch()
+            index.append(original(m, i))
+    assert signature(resumed.entries()) == signature(expected.entries())
+    assert state(source) == before
+    assert_index_consistent(resumed)
+
+
+def test_only_a_new_index_resumes() -> None:
+    source = grown(build_messages([("user", 1, 10), ("calls", 2, 10)]), 3)
+    index = grown(build_messages([("user", 1, 10)]), 1)
+    with pytest.raises(AssertionError, match="new"):
+        index.resume_from(source, source.mark())

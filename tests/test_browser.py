@@ -176,7 +176,6 @@ def test_a_full_session_add_change_click_open_download_and_reload(browser, app_u
         page.screenshot(path=str(ARTIFACTS / "app_1366x768_original.png"))
         open_tab(page, "Summary & share")
         page.get_by_role("heading", name="Share and export").scroll_into_view_if_needed()
-        page.locator("[data-testid='stSidebar'] summary").filter(has_text="Setups as a file").first.click()
         with page.expect_download() as download_info:
             page.get_by_role("button", name="Download the setups (JSON)").click()
         path = tmp_path / "setups.json"

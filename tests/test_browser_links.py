@@ -127,7 +127,7 @@ def test_an_import_sends_nothing_until_confirmed(page, served, tmp_path: Path):
     document["setups"].append({"strategy": PRUNE, "context_window": math.inf, "label": "infinite"})
     upload = tmp_path / "setups.json"
     upload.write_text(json.dumps(document))
-    page.locator("[data-testid='stSidebar'] summary").filter(has_text="Setups as a file").first.click()
+    page.locator("[data-testid='stSidebar'] summary").filter(has_text="Import setups").first.click()
     page.locator("[data-testid='stFileUploader']").filter(has_text="Import setups").locator(
         "input[type='file']").set_input_files(str(upload))
     settle(page)

@@ -6,6 +6,7 @@ in place (no new embed); with 4 setups no card truncates a number. One server an
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -166,5 +167,56 @@ def test_the_tuning_view_on_the_real_logs(browser, app_url: str):
         page.screenshot(path=str(ARTIFACTS / "tuning_4_setups_1366x768.png"))
         assert not page.locator("[data-testid='stException']").count()
         assert source.DEFAULT_SAMPLE not in page.locator("[data-testid='stSidebar']").inner_text()
+    finally:
+        page.close()
+
+
+def _deltas_by_root(frames: list[bytes]) -> dict[int, int]:
+    """How many element deltas the server sent into each root container (0 the main area, 1 the sidebar)."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    roots: dict[int, int] = {}
+    for frame in frames:
+        message = ForwardMsg()
+        message.ParseFromString(frame if isinstance(frame, bytes) else frame.encode())
+        if message.WhichOneof("type") == "delta" and message.metadata.delta_path:
+            root = message.metadata.delta_path[0]
+            roots[root] = roots.get(root, 0) + 1
+    return roots
+
+
+def test_a_threshold_change_reruns_only_the_tuning_view(browser, app_url: str, tmp_path: Path):
+    """The thresholds, the replays and everything under them are one fragment: a new window sends nothing for the
+    sidebar (its setups stay as drawn), a strategy switch still reruns the page, and the setups file holds the
+    thresholds as they are now."""
+    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    frames: list[bytes] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: frames.append(frame)))
+    try:
+        page.goto(app_url)
+        page.wait_for_selector(f"{CHART} svg.marks", timeout=STARTUP_SECONDS * 1000)
+        _settle(page)
+        window = page.get_by_role("spinbutton", name="Context window (tokens)")
+        frames.clear()
+        window.fill("150000")
+        window.press("Enter")
+        _settle(page)
+        page.get_by_text(re.compile(r"Trigger at \d")).filter(has_text=f"{int(150_000 * 0.7):,}").first.wait_for(
+            timeout=30_000)  # the default compact_at, 0.7, of the new window
+        roots = _deltas_by_root(frames)
+        assert roots.get(0, 0) > 0 and roots.get(1, 0) == 0, roots  # main area only, nothing for the sidebar
+        page.get_by_role("tab", name=re.compile("Summary & share")).click()
+        _settle(page)
+        with page.expect_download() as download_info:
+            page.get_by_role("button", name="Download the setups (JSON)").click()
+        path = tmp_path / "setups.json"
+        download_info.value.save_as(path)
+        assert {s["context_window"] for s in json.loads(path.read_text())["setups"]} == {150_000}
+
+        frames.clear()
+        _pick(page, "Haystack · SlidingWindowCompactor", 1)
+        assert _deltas_by_root(frames).get(1, 0) > 0  # the switch reruns the sidebar's setups too
+        assert page.get_by_role("spinbutton", name="Context window (tokens)").input_value() == "150000"
+        assert not page.locator("[data-testid='stException']").count()
     finally:
         page.close()

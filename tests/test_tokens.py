@@ -306,6 +306,35 @@ def test_running_tally_equals_full_count_for_every_counter(log: Path, spec: str)
     assert rebuilt.value() == counter.count(messages[: len(messages) // 2])
 
 
+GROWING_SPECS = ("approx", "approx:3.3", "tiktoken:o200k_base", "maf-dotnet")
+
+
+@pytest.mark.parametrize("spec", GROWING_SPECS)
+@pytest.mark.parametrize("log", LOGS, ids=LOG_IDS)
+def test_a_tally_grown_from_any_message_reads_the_count_of_the_list(log: Path, spec: str):
+    """What ``tally_grows_as_count`` promises (a message index grows each group's tally instead of counting it
+    anew): a tally started empty at any message and grown one message at a time reads ``count`` of the list."""
+    if spec.startswith("tiktoken"):
+        haystack_counter(spec)  # skip when the encoding cannot be loaded
+    counter = make_counter(spec)
+    assert counter.tally_grows_as_count
+    messages = compaction.load(log).messages
+    for start in range(0, len(messages), 5):
+        tally = counter.tally()
+        for k, message in enumerate(messages[start:start + 6], start=start + 1):
+            tally.append(message)
+            assert tally.value() == counter.count(messages[start:k]), f"messages {start}..{k - 1}"
+
+
+def test_maf_python_does_not_promise_that_a_grown_tally_reads_the_count():
+    """Its tally numbers the ids it assigns as messages come (the framework's ``append_compaction_message``), its
+    count as a whole list does: a message whose own id is another's position sets them apart."""
+    counter = make_counter("maf-python")
+    assert not counter.tally_grows_as_count
+    messages = [user("xxx"), user("y", message_id="msg_0"), *(user("z") for _ in range(9))]
+    assert counter.tally(messages).value() != counter.count(messages)
+
+
 # ------------------------------------------------------------------------------------------------- maf-python
 def maf_edge_messages() -> list[Message]:
     """Own ids (one colliding with a position), an empty id, errors, reasoning, names, non-ASCII, empty assistant."""

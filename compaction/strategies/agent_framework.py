@@ -32,6 +32,7 @@ from ..policy import parse_trigger
 from ..policy import tokens_below
 from ..policy import tokens_exceed
 from ..tokens import Counter
+from ..tokens import Tally
 from ._nesting import NestedResult
 from ._nesting import NestedStrategy
 from ._nesting import check_child_name
@@ -78,7 +79,7 @@ def _from(items: list[Any], start: int) -> Iterator[Any]:
     return map(items.__getitem__, range(start, len(items)))
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Group:
     """A ``CompactionMessageGroup``."""
 
@@ -98,6 +99,10 @@ class Group:
     #: index's stored entries (a position only grows: groups are inserted anywhere but removed only at the end)
     at: int = field(default=0, repr=False)
     stored_at: int = field(default=0, repr=False)
+    #: what its index measured: how many of its entries are sent while it is included, and the running count of
+    #: their messages when it grows (see :meth:`MessageIndex._grown`); kept by the index, not read elsewhere
+    live: int = field(default=0, repr=False)
+    tally: Tally | None = field(default=None, repr=False)
 
     @property
     def live_entries(self) -> list[Entry]:
@@ -131,6 +136,10 @@ class MessageIndex:
 
     def __init__(self, counter: Counter) -> None:
         self.counter = counter
+        self._count_one = counter.count_one
+        #: a tally grown one message at a time reads what ``count`` of the whole list would (see
+        #: :attr:`~compaction.tokens.Counter.tally_grows_as_count`): a growing group is not recounted from scratch
+        self._grows = counter.tally_grows_as_count
         self.groups: list[Group] = []
         self._turn = 0
         self.included_tokens = 0
@@ -160,7 +169,7 @@ class MessageIndex:
 
     def _account(self, group: Group, sign: int) -> None:
         self.included_tokens += sign * group.tokens
-        self.included_messages += sign * len(group.live_entries)
+        self.included_messages += sign * group.live
         self.included_groups += sign
         if group.kind != "System":
             self.included_non_system_groups += sign
@@ -175,8 +184,33 @@ class MessageIndex:
             if sign > 0 and turn < self._first_turn:
                 self._first_turn = turn
 
-    def _measure(self, group: Group) -> int:
-        return self.counter.count(group.messages)
+    def _measure(self, group: Group) -> None:
+        """Count ``group``'s sent messages as one list (and how many there are) after its entries changed."""
+        group.tally = None
+        entries = group.entries
+        if len(entries) == 1 and not entries[0].excluded:  # mostly: one message, whose count its counter keeps
+            group.live = 1
+            group.tokens = self._count_one(entries[0].message)
+            return
+        live = group.live_entries
+        group.live = len(live)
+        group.tokens = self._count_one(live[0].message) if len(live) == 1 else self.counter.count(
+            [e.message for e in live])
+
+    def _grown(self, group: Group, entry: Entry) -> None:
+        """Count ``group`` after ``entry`` joined its end: its running count takes one more message where the
+        counter's tally reads what a count of the whole list would, else the group is counted again."""
+        if entry.excluded:  # nothing more is sent
+            return
+        if not self._grows:
+            self._measure(group)
+            return
+        tally = group.tally
+        if tally is None:
+            tally = group.tally = self.counter.tally([e.message for e in group.entries[:-1] if not e.excluded])
+        tally.append(entry.message)
+        group.live += 1
+        group.tokens = tally.value()
 
     # ---------------------------------------------------------------------------------------------- positions
     def _position(self, group: Group) -> int:
@@ -201,25 +235,33 @@ class MessageIndex:
     # ---------------------------------------------------------------------------------------------- building
     def _add_group(self, group: Group) -> Group:
         """Append ``group`` after every other group."""
-        group.tokens = self._measure(group)
+        self._measure(group)
         group.batch = self._batch
         group.at, group.stored_at = len(self.groups), len(self._stored)
-        self.groups.append(group)
         self._stored.extend(group.stored)
+        self._place_last(group)
+        return group
+
+    def _place_last(self, group: Group) -> None:
+        """Put a measured group after every other group, in the lists of its kind and the totals (its stored entries
+        are the caller's to place)."""
+        self.groups.append(group)
         if group.kind == "ToolCall":
             self._tool_calls.append(group)
         elif group.kind == "User":
             self._users.append(group)
         if not group.excluded:
             self._account(group, +1)
-        return group
 
-    def _insert_group(self, group: Group, position: int) -> None:
-        """Put a Summary group at ``position`` of ``groups``: ToolCall and User groups only ever come at the end, and
-        an inserted group has no turn or that of the group right before it (so a turn starts at its User group)."""
-        group.tokens = self._measure(group)
+    def _insert_group(self, group: Group, position: int, stored_at: int | None = None) -> None:
+        """Put a Summary group at ``position`` of ``groups`` (its entries at ``stored_at`` of the stored entries, when
+        the caller knows where that is): ToolCall and User groups only ever come at the end, and an inserted group has
+        no turn or that of the group right before it (so a turn starts at its User group)."""
+        self._measure(group)
         group.batch = self._batch
-        stored_at = self._stored_position(self.groups[position]) if position < len(self.groups) else len(self._stored)
+        if stored_at is None:
+            stored_at = self._stored_position(self.groups[position]) if position < len(self.groups) else \
+                len(self._stored)
         group.at, group.stored_at = position, stored_at
         self.groups.insert(position, group)
         self._changed(stored_at)
@@ -240,13 +282,17 @@ class MessageIndex:
 
     def _extend(self, group: Group, entry: Entry) -> None:
         """Add ``entry`` to the last group."""
+        if not group.excluded:  # (always, in a replay) the stored entries only grow by it
+            tokens, live = group.tokens, group.live
+            group.entries.append(entry)
+            self._grown(group, entry)
+            self.included_tokens += group.tokens - tokens
+            self.included_messages += group.live - live
+            self._stored.append(entry)
+            return
         stored = len(group.stored)
-        if not group.excluded:
-            self._account(group, -1)
         group.entries.append(entry)
-        group.tokens = self._measure(group)
-        if not group.excluded:
-            self._account(group, +1)
+        self._grown(group, entry)
         self._changed(len(self._stored) - stored)
         self._stored[len(self._stored) - stored:] = group.stored
 
@@ -262,6 +308,13 @@ class MessageIndex:
     def append(self, entry: Entry) -> None:
         """Group one more message, as ``AppendFromMessages`` does within the current batch."""
         m = entry.message
+        if m.role == "tool":  # (the commonest) joins the tool-call group of its batch
+            last = self.groups[-1] if self.groups else None
+            if last is not None and last.open and last.batch == self._batch:
+                self._extend(last, entry)
+            else:
+                self._add_group(Group("AssistantText", [entry], self._turn))
+            return
         last = self.groups[-1] if self.groups else None
         if m.role == "system":
             self._add_group(Group("System", [entry], None))
@@ -276,7 +329,7 @@ class MessageIndex:
             self._add_group(Group("ToolCall", [*pending, entry], self._turn, open=True))
         elif m.role == "assistant" and m.meta.get(SUMMARY_FLAG) is True:  # .NET: bool true or JSON true only
             self._add_group(Group("Summary", [entry], self._turn))
-        elif (m.role == "tool" or _reasoning_only(m)) and last is not None and last.open and last.batch == self._batch:
+        elif _reasoning_only(m) and last is not None and last.open and last.batch == self._batch:
             self._extend(last, entry)
         else:
             self._add_group(Group("AssistantText", [entry], self._turn))
@@ -290,6 +343,22 @@ class MessageIndex:
             and all(_reasoning_only(e.message) for e in group.entries)
         )
 
+    # ---------------------------------------------------------------------------------------------- marks
+    def mark(self) -> tuple[int, int, int, int]:
+        """Where the index is now, for :meth:`resume_from`: groups, stored entries, user turns and batch."""
+        return len(self.groups), len(self._stored), self._turn, self._batch
+
+    def resume_from(self, source: MessageIndex, mark: tuple[int, int, int, int]) -> None:
+        """Become what ``source`` was at ``mark``, given that since then ``source`` only appended messages in later
+        batches (so the groups it had then are still its first groups, as they were). The groups are copied (this
+        index may exclude them), the entries shared (they are immutable); this index must be new."""
+        assert not self.groups, "an index resumes only when it is new"
+        groups, stored, self._turn, self._batch = mark
+        for old in islice(source.groups, groups):
+            self._place_last(Group(old.kind, list(old.entries), old.turn, old.tokens, old.excluded, old.reason,
+                                   old.excluded_entries, old.open, old.batch, old.at, old.stored_at, old.live))
+        self._stored = source._stored[:stored]
+
     # ---------------------------------------------------------------------------------------------- changes
     def _restack(self, group: Group, start: int) -> None:
         """Put ``group``'s stored entries back at ``start`` of the stored entries, where its as many previous ones
@@ -302,11 +371,24 @@ class MessageIndex:
         if group.excluded:
             return
         start = self._stored_position(group)
+        self._flag(group, reason)
+        self._restack(group, start)
+
+    def _flag(self, group: Group, reason: str) -> None:
+        """Mark an included group excluded (its stored entries are the caller's to put back)."""
         self._account(group, -1)
         group.excluded = True
         group.reason = reason
         group.excluded_entries = [e if e.excluded else e.excluded_as(reason) for e in group.entries]
-        self._restack(group, start)
+
+    def collapse(self, group: Group, reason: str, new: Group) -> None:
+        """``exclude(group, reason)``, then ``insert_after(group, new)``, finding the group once."""
+        position = self._position(group)
+        start = self._stored_position(group)
+        if not group.excluded:
+            self._flag(group, reason)
+            self._restack(group, start)
+        self._insert_group(new, position + 1, start + len(group.stored))
 
     def replace_entry(self, group: Group, old: Entry, new: Entry) -> None:
         """Put ``new`` in place of ``old`` in ``group`` (content replaced in place), re-measuring the group."""
@@ -324,7 +406,7 @@ class MessageIndex:
         if not group.excluded:
             self._account(group, -1)
         group.entries = entries
-        group.tokens = self._measure(group)
+        self._measure(group)
         if not group.excluded:
             self._account(group, +1)
         self._restack(group, start)
@@ -492,6 +574,14 @@ class DotnetStrategy(ABC):
     def compact_core(self, index: MessageIndex) -> tuple[bool, str]:
         """Compact an index whose trigger fired: (changed, note)."""
 
+    def quiet_through(self) -> int | None:
+        """The highest included-token count at which :meth:`compact` surely does nothing: the threshold of a
+        ``TokensExceed`` trigger, for a strategy whose ``compact`` is this class's (the trigger is asked first and,
+        when it does not fire, nothing else is done). None otherwise."""
+        if type(self).compact is not DotnetStrategy.compact or self.trigger.kind != "tokens_exceed":
+            return None
+        return self.trigger.value
+
     def exclude_oldest(self, index: MessageIndex, batches: Iterable[Sequence[Group]], limit: int, reason: str) -> int:
         """Exclude the groups of ``batches`` (oldest first) a batch at a time, at most ``limit`` batches, until the
         target holds: how many batches were excluded."""
@@ -516,10 +606,31 @@ class ToolResultCompaction(DotnetStrategy):
         minimum_preserved_groups: int = 16,
         target: Callable[[MessageIndex], bool] | None = None,
         formatter: Callable[[Group], str] = default_tool_call_formatter,
+        digests: dict[tuple[Any, ...], tuple[tuple[Message, ...], Message]] | None = None,
     ) -> None:
         super().__init__(trigger, target)
         self.minimum_preserved_groups = max(0, minimum_preserved_groups)  # EnsureNonNegative
         self.formatter = formatter
+        #: digests already written, by formatter and the identities of the messages they stand for (with those
+        #: messages, so the identities stay theirs): only for the built-in formatters, which read nothing else
+        self.digests = digests if formatter in FORMATTERS.values() else None
+
+    def digest(self, group: Group, live: Sequence[Entry]) -> Message:
+        """The ``[Tool Calls]`` message standing for ``group`` (whose sent entries are ``live``): the same object for
+        the same messages written by the same built-in formatter (so another setup replaying the conversation reuses
+        it, with everything counted for it), a new one otherwise."""
+        digests = self.digests
+        if digests is None:
+            return self._write_digest(group)
+        messages = tuple([e.message for e in live])
+        key = (self.formatter, *map(id, messages))
+        hit = digests.get(key)
+        if hit is None:
+            hit = digests[key] = (messages, self._write_digest(group))
+        return hit[1]
+
+    def _write_digest(self, group: Group) -> Message:
+        return Message(role="assistant", texts=(self.formatter(group),), meta={SUMMARY_FLAG: True})
 
     def compact_core(self, index: MessageIndex) -> tuple[bool, str]:
         protected = set(map(id, index.newest_included(self.minimum_preserved_groups)))
@@ -527,11 +638,9 @@ class ToolResultCompaction(DotnetStrategy):
         for group in index.included_tool_calls():  # the eligible ones come before every protected group
             if id(group) in protected:
                 break
-            text = self.formatter(group)
-            index.exclude(group, self.REASON)
-            digest = Message(role="assistant", texts=(text,), meta={SUMMARY_FLAG: True})
-            entry = inserted(digest, "digest", covers=group.live_entries, strategy="ToolResultCompactionStrategy")
-            index.insert_after(group, Group("Summary", [entry], group.turn))
+            live = group.live_entries
+            entry = inserted(self.digest(group, live), "digest", covers=live, strategy="ToolResultCompactionStrategy")
+            index.collapse(group, self.REASON, Group("Summary", [entry], group.turn))
             collapsed += 1
             if self.target(index):
                 break
@@ -568,11 +677,25 @@ class DotnetRunner(Runner):
     def lines(self) -> dict[str, float]:
         return self._lines
 
+    def quiet_through(self) -> int | None:
+        return self.strategy.quiet_through()
+
+    def mark(self) -> tuple[int, int, int, int]:
+        return self.index.mark()
+
+    def resume(self, source: Runner, mark: Any) -> None:
+        if not isinstance(source, DotnetRunner):
+            raise TypeError(f"a DotnetRunner resumes from another, not from a {type(source).__name__}")
+        self.index.resume_from(source.index, mark)
+
     def before_call(self) -> CallOutcome:
-        before = self.measure()
-        triggered, changed, note = self.strategy.compact(self.index)
-        return self.outcome(before, triggered=triggered, compacted=changed, notes=(note,),
-                            model_calls=self.strategy.drain_model_calls())
+        index = self.index
+        index.end_batch()  # as measure() does
+        before = index.included_tokens
+        triggered, changed, note = self.strategy.compact(index)
+        model_calls = self.strategy.drain_model_calls()
+        index.end_batch()
+        return CallOutcome(before, index.included_tokens, triggered, changed, None, note or "", model_calls)
 
 
 def trigger_and_target(params: Mapping[str, Any], ctx: RunContext) -> tuple[Trigger, Trigger | None, dict[str, Any]]:
@@ -611,6 +734,7 @@ def _make_tool_result_compaction(params: Mapping[str, Any], ctx: RunContext) -> 
         params["minimum_preserved_groups"],
         target,
         formatter=params["formatter"] if callable(params["formatter"]) else FORMATTERS[params["formatter"]],
+        digests=ctx.shared("agent_framework.tool_result_compaction digests"),
     )
     return strategy, lines
 

@@ -14,6 +14,7 @@ import sys
 from abc import ABC
 from abc import abstractmethod
 from collections.abc import Callable
+from collections.abc import Hashable
 from collections.abc import Iterable
 from collections.abc import Mapping
 from collections.abc import Sequence
@@ -206,6 +207,16 @@ class RunContext:
     #: the log's own compactions (where the log stops being the uncompacted context: usage reported after the first
     #: one describes a context that compaction changed)
     events: tuple[LogEvent, ...] = ()
+    #: what the runners of one conversation's replays may share: the conversation's memo (None: nothing is shared)
+    memo: dict[tuple[Hashable, ...], Any] | None = field(default=None, compare=False, repr=False)
+
+    def shared(self, name: str) -> dict[Any, Any]:
+        """A dict that every runner built for a replay of this conversation gets under ``name`` (a fresh one when
+        nothing is shared). What is kept there must be fully determined by its key: another setup reads it."""
+        if self.memo is None:
+            return {}
+        found: dict[Any, Any] = self.memo.setdefault(("runners share", name), {})
+        return found
 
     def summarizer(self, params: Mapping[str, Any]) -> Summarizer:
         """The summarizer backend a summarizing strategy's params select (see :data:`SUMMARIZER_PARAMS`)."""
@@ -277,12 +288,34 @@ class Runner(ABC):
         """Threshold lines to draw on the tokens chart (``{"trigger": …, "target": …}``)."""
         return {}
 
+    # a replay that skips what nothing happens in ------------------------------------------------------------------
+    def quiet_through(self) -> int | None:
+        """The highest :meth:`measure` at which :meth:`before_call`, on a runner that has changed nothing yet, is sure
+        to do nothing: not trigger, not change the stored history, call no model and report that measure as sent.
+        None when the runner cannot promise it (the default).
+
+        The engine then takes every call up to the first one whose uncompacted measure is higher from the replay's
+        uncompacted baseline, and :meth:`resume` s this runner there (when the runner also keeps :meth:`mark` s)."""
+        return None
+
+    def mark(self) -> Any:
+        """A mark of this runner's state now, between calls, that another runner of the same strategy and parameters
+        can :meth:`resume` from (None when the runner keeps no marks: the default)."""
+        return None
+
+    def resume(self, source: Runner, mark: Any) -> None:
+        """Take the state ``source`` was in at ``mark``: ``source`` is a runner of the same strategy, parameters,
+        counter and window (its thresholds may differ) that only appended and measured (a replay's uncompacted
+        baseline), and ``mark`` one of its :meth:`mark` s; this runner has not been used yet and must not change
+        ``source``."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no marks to resume from")
+
     def outcome(self, before: int, *, triggered: bool, compacted: bool, target: int | None = None,
                 notes: Iterable[str] = (), model_calls: Iterable[dict[str, int]] = ()) -> CallOutcome:
         """What :meth:`before_call` reports: the measure ``before`` it acted, what :meth:`measure` says is sent now,
         and its non-empty ``notes`` joined by "; "."""
-        return CallOutcome(tokens_before=before, tokens_sent=self.measure(), triggered=triggered, compacted=compacted,
-                           target=target, note="; ".join(n for n in notes if n), model_calls=list(model_calls))
+        return CallOutcome(before, self.measure(), triggered, compacted, target, "; ".join(filter(None, notes)),
+                           list(model_calls))
 
 
 @dataclass(frozen=True)

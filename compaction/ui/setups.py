@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 import streamlit as st
@@ -28,7 +29,8 @@ from .state import widget_key
 from .text import escape_markdown
 from .text import setup_title
 
-__all__ = ["DEFAULT_SETUPS", "SetupSpec", "choose_setups", "param_widget", "strategy_key", "widget_key"]
+__all__ = ["DEFAULT_SETUPS", "SetupSpec", "choose_setups", "param_widget", "strategy_key", "widget_key",
+           "with_shared_policy"]
 
 #: an int parameter whose range is at most this wide gets a slider, otherwise a number input
 SLIDER_MAX_SPAN = 50
@@ -225,3 +227,9 @@ def choose_setups(shared_policy: settings.Policy | None = None, shared_counter: 
     st.button("Add a setup", key=ADD_KEY, on_click=state.add_default_setup, icon=":material/add:", width="stretch",
               help="Compare one more strategy or parameter choice; every chart and table follows.")
     return specs
+
+
+def with_shared_policy(specs: Sequence[SetupSpec], policy: settings.Policy) -> list[SetupSpec]:
+    """``specs`` with ``policy`` as the shared threshold policy of every setup that has no policy of its own (the
+    sidebar draws the setups before the tuning view draws the policy's widgets)."""
+    return [spec if spec.own_policy else replace(spec, policy=policy) for spec in specs]

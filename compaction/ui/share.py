@@ -23,7 +23,6 @@ from .guard import one_line
 from .results import ReplayedSetup
 from .results import SetupResult
 from .results import replayed_setups
-from .setups import SetupSpec
 from .text import escape_markdown
 from .text import listed
 
@@ -102,22 +101,22 @@ def _link_and_setups(results: Sequence[SetupResult], from_upload: bool) -> None:
     if from_upload:
         st.caption("An uploaded log cannot travel in a link: the link names the file (its name, size and digest), "
                    "and whoever opens it is asked to upload the same file.")
-    st.caption("The setups can also travel as a JSON file: *Setups as a file* in the sidebar.")
+    st.markdown("**Setups as a file.** Every setup with its strategy, parameters, policy and counter, to import "
+                "again (*Import setups* in the sidebar) or to run with the CLI.")
+    st.download_button("Download the setups (JSON)", setups_to_json([r.setup.setup() for r in results]),
+                       file_name="setups.json", mime="application/json", icon=":material/download:",
+                       key="share.setups_json", help="The setups as this view runs them, thresholds included.")
 
 
-def show_setups_file(specs: Sequence[SetupSpec]) -> None:
-    """Sidebar: every setup as a JSON file to download, and a file to import setups from (replacing the current
-    ones; one click undoes it). ``specs``: the :class:`~.setups.SetupSpec` list."""
+def show_setups_file() -> None:
+    """Sidebar: a JSON file of setups to import (replacing the current ones; one click undoes it). The download is in
+    *Summary & share*, drawn with the thresholds it holds."""
     state_ = st.session_state
     reported = any(state_.get(k) for k in (IMPORT_DONE_KEY, IMPORT_ERROR_KEY, IMPORT_NOTICES_KEY))
-    with st.expander("Setups as a file", icon=":material/data_object:", expanded=reported):
-        st.download_button("Download the setups (JSON)", setups_to_json([s.setup() for s in specs]),
-                           file_name="setups.json", mime="application/json", icon=":material/download:",
-                           key="share.setups_json", width="stretch",
-                           help="Every setup with its strategy, parameters, policy and counter; import it here again "
-                           "or run it with the CLI.")
+    with st.expander("Import setups", icon=":material/data_object:", expanded=reported):
         st.file_uploader("Import setups (JSON)", type=["json"], key=IMPORT_FILE_KEY,
-                         help="A file downloaded above (or {\"setups\": [...]}); it replaces the current setups.")
+                         help="A file downloaded from *Summary & share* (or {\"setups\": [...]}); it replaces the "
+                         "current setups.")
         st.button("Load the setups from the file", key=IMPORT_BUTTON_KEY, on_click=_import_setups,
                   icon=":material/upload:", width="stretch")
         done = st.session_state.get(IMPORT_DONE_KEY)

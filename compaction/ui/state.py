@@ -224,13 +224,15 @@ def replace_setups(setups: Sequence[Setup], focus_position: int = 0, untrusted: 
 PAGE_KEYS = (SLOTS_KEY, FOCUS_KEY, "fleet_open_log", *settings.SHARED_POLICY_KEYS, *settings.SHARED_COUNTER_KEYS)
 
 
-def page_signature() -> str:
+def page_signature(with_policy: bool = True) -> str:
     """What the whole page depends on in session state (the setups, the shared policy and counter, a log opened from
     the fleet), as one string: a part of the page that reruns alone compares it with the full run's to know whether
-    a widget inside it changed the rest of the page (see :func:`.step_panel.explorer`)."""
+    a widget inside it changed the rest of the page (see :func:`.step_panel.explorer`). ``with_policy=False``: all
+    but the shared policy, for the tuning view, which draws the policy's widgets itself."""
     state = st.session_state
     opened = state.get("fleet_open_log")
-    parts = [repr(state.get(k)) for k in PAGE_KEYS if k != "fleet_open_log"]
+    skipped = {"fleet_open_log", *(() if with_policy else settings.SHARED_POLICY_KEYS)}
+    parts = [repr(state.get(k)) for k in PAGE_KEYS if k not in skipped]
     parts.append(repr((opened.get("name"), opened.get("conversation"))) if isinstance(opened, dict) else "")
     parts += sorted(f"{k}={state[k]!r}" for k in state if isinstance(k, str) and k.startswith("setup.")
                     and not k.endswith(BUTTON_SUFFIXES))

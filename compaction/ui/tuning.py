@@ -1,4 +1,4 @@
-"""The tuning view at the top of the page: the thresholds on one row, the setups' strategy pickers on the next, and
+"""The tuning view at the top of the page: the setups' strategy pickers on one row, the thresholds on the next, and
 (drawn by :func:`.step_panel.explorer`) the tokens chart under them, so that moving a threshold and seeing its effect
 happen on one screen (1366×768 included) without scrolling.
 """
