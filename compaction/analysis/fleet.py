@@ -171,8 +171,9 @@ def fleet(logs: Iterable[str | Path], setups: Sequence[tuple[str, Setup]] | Sequ
         fresh = [canonical(r) for r in new]
         unseen = []
         for r in fresh:  # rows of the same bytes (a copy of a log) are kept once
-            if row_key(r) not in cached:
-                cached[row_key(r)] = r
+            key = row_key(r)
+            if key not in cached:
+                cached[key] = r
                 unseen.append(r)
         if store is not None and unseen:
             store.append(unseen)
