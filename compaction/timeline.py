@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from collections.abc import Sequence
-from dataclasses import dataclass
-from dataclasses import field
 from itertools import chain
 from itertools import compress
 from itertools import count
 from operator import attrgetter
 from operator import is_not
+from types import MappingProxyType
+from typing import NamedTuple
 
 from .history import Entry
 from .history import Fate
@@ -35,12 +35,12 @@ _FIRST_STRETCH = 64
 _excluded = attrgetter("excluded")
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
+class Snapshot(NamedTuple):
     """The stored history at one compaction: the first ``shared`` entries of snapshot ``base``, then ``own``.
 
     ``base`` is -1 for a snapshot that holds every entry itself. Originals from ``next_original`` on were appended
-    after the snapshot and are not in it."""
+    after the snapshot and are not in it. (A named tuple: a replay makes one per change, and a frozen dataclass took
+    several times as long to build.)"""
 
     base: int
     shared: int
@@ -54,9 +54,9 @@ class Snapshot:
         return self.shared + len(self.own)
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
-    """What one snapshot changed in what is sent, against the stored history just before it.
+class Change(NamedTuple):
+    """What one snapshot changed in what is sent, against the stored history just before it (a named tuple, as
+    :class:`Snapshot`).
 
     ``removed``/``added``: sent entries no longer sent / newly sent (excluded entries are never sent).
     ``fates``: originals whose fate changed, with the new fate (``"kept"`` for one that came back).
@@ -65,7 +65,7 @@ class Change:
 
     removed: tuple[Entry, ...] = ()
     added: tuple[Entry, ...] = ()
-    fates: Mapping[int, Fate] = field(default_factory=dict)
+    fates: Mapping[int, Fate] = MappingProxyType({})
     common_sent: int = 0
     resume: int = 0
 

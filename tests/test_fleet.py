@@ -240,3 +240,21 @@ def test_a_fleet_raises_the_collectors_thresholds_while_it_runs_and_restores_the
             assert gc.get_threshold()[0] == 0
     finally:
         gc.set_threshold(*before)
+
+
+def test_small_files_travel_in_groups_larger_first_with_several_workers():
+    from compaction.analysis.fleet import GROUP_BYTES
+    from compaction.analysis.fleet import GUIDED_MAX_BYTES
+    from compaction.analysis.fleet import _grouped
+
+    sizes = sorted([3 << 20] * 4 + [200_000] * 300 + [40_000] * 200, reverse=True)
+    files = [(size, f"f{i}") for i, size in enumerate(sizes)]
+    size_of = dict((name, size) for size, name in files)
+    for slots in (1, 2, 8):
+        groups = _grouped(files, slots)
+        assert [name for group in groups for name in group] == [name for _, name in files]  # all, in order
+        totals = [sum(size_of[name] for name in group) for group in groups]
+        limit = GROUP_BYTES if slots == 1 else GUIDED_MAX_BYTES
+        assert all(total <= limit or len(group) == 1 for total, group in zip(totals, groups))
+        assert totals[-1] <= GROUP_BYTES  # the last tasks are small: the workers finish together
+    assert len(_grouped(files, 2)) < len(_grouped(files, 8)) < len(_grouped(files, 1))

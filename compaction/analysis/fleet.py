@@ -174,8 +174,9 @@ def fleet(logs: Iterable[str | Path], setups: Sequence[tuple[str, Setup]] | Sequ
         fresh = [canonical(r) for r in new]
         unseen = []
         for r in fresh:  # rows of the same bytes (a copy of a log) are kept once
-            if row_key(r) not in cached:
-                cached[row_key(r)] = r
+            key = row_key(r)
+            if key not in cached:
+                cached[key] = r
                 unseen.append(r)
         if store is not None and unseen:
             store.append(unseen)
@@ -227,8 +228,8 @@ def fleet(logs: Iterable[str | Path], setups: Sequence[tuple[str, Setup]] | Sequ
             total += len(named)  # a guess of one conversation until it is indexed
     items.sort(key=lambda t: -t.weight)
     # the largest unknown files first (they may fan out into many tasks); small ones travel together
-    items[:0] = _grouped([(size, FileTask(path, named, prices, with_information, task_weight))
-                          for size, path in sorted(unknown, key=lambda u: -u[0])])
+    files = [(size, FileTask(path, named, prices, with_information, task_weight))
+             for size, path in sorted(unknown, key=lambda u: -u[0])]
 
     def more(item: Any, result: Any) -> list[Task]:
         nonlocal total
@@ -247,6 +248,7 @@ def fleet(logs: Iterable[str | Path], setups: Sequence[tuple[str, Setup]] | Sequ
 
     try:
         with fewer_collections(), Engine(engine, workers, scheduler) as runner:
+            items[:0] = _grouped(files, runner.slots)
             for _item, result in runner.run(items, _work, more):
                 new = [r for o in result for r in o.rows] if isinstance(_item, tuple) else result
                 keep(new)
@@ -262,19 +264,35 @@ def fleet(logs: Iterable[str | Path], setups: Sequence[tuple[str, Setup]] | Sequ
 
 #: files smaller than this are indexed (and run) several to a task, up to this many bytes a task
 GROUP_BYTES = 1 << 20
+#: with several workers, the groups first in the queue are larger — each about 1/(this × workers) of the bytes not
+#: yet grouped, up to :data:`GUIDED_MAX_BYTES` — and shrink to :data:`GROUP_BYTES` towards the end (guided
+#: scheduling: a few hundred fewer round trips, which cost a Dask scheduler milliseconds each, and still small tasks
+#: last, so the workers finish together)
+GUIDED_SHARE = 4
+#: the largest group (what an interrupted run can lose, what a progress bar waits for)
+GUIDED_MAX_BYTES = 8 << 20
 
 
-def _grouped(files: Sequence[tuple[int, FileTask]]) -> list[tuple[FileTask, ...]]:
-    """File tasks (largest first) in groups: a file of at least :data:`GROUP_BYTES` alone, smaller ones together up
-    to that many bytes (fewer round trips to the workers; a cluster's scheduler sees a few hundred tasks, not one
-    per session)."""
+def _grouped(files: Sequence[tuple[int, FileTask]], slots: int = 1) -> list[tuple[FileTask, ...]]:
+    """File tasks (largest first) in groups: a file at least as large as its group's target alone, smaller ones
+    together up to it. The target is :data:`GROUP_BYTES`; with ``slots`` > 1 workers it starts larger and shrinks as
+    the bytes left to group do (see :data:`GUIDED_SHARE`), so a cluster's scheduler sees tens of tasks, not one per
+    session."""
+    remaining = sum(bytes_ for bytes_, _ in files)
+
+    def target() -> int:
+        if slots <= 1:
+            return GROUP_BYTES
+        return min(GUIDED_MAX_BYTES, max(GROUP_BYTES, remaining // (GUIDED_SHARE * slots)))
+
     groups: list[tuple[FileTask, ...]] = []
     current: list[FileTask] = []
-    size = 0
+    size, limit = 0, target()
     for bytes_, task in files:
-        if current and size + bytes_ > GROUP_BYTES:
+        if current and size + bytes_ > limit:
             groups.append(tuple(current))
-            current, size = [], 0
+            remaining -= size
+            current, size, limit = [], 0, target()
         current.append(task)
         size += bytes_
     if current:
