@@ -84,15 +84,15 @@ def child(args: argparse.Namespace) -> None:
     else:
         startup = 0.0
     worker_cpu: list[float] = []
+    dask_pids = [nanny.pid for nanny in cluster.workers.values()] if cluster is not None else []
+    dask_before = [_process_cpu(pid) for pid in dask_pids]
     if not args.old and args.engine == "local" and args.workers > 1:
         from compaction.analysis import fleet_engines
 
         close = fleet_engines.Engine.__exit__
 
         def measured_exit(self, *exc):  # each pool process's CPU seconds, read before the pool shuts down
-            for pid in list(getattr(self._pool, "_processes", None) or ()):
-                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                worker_cpu.append((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+            worker_cpu.extend(_process_cpu(pid) for pid in list(getattr(self._pool, "_processes", None) or ()))
             return close(self, *exc)
 
         fleet_engines.Engine.__exit__ = measured_exit
@@ -103,11 +103,18 @@ def child(args: argparse.Namespace) -> None:
     else:
         result = fleet(paths, setups, workers=args.workers, output=out, **kwargs)
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    worker_cpu.extend(_process_cpu(pid) - before for pid, before in zip(dask_pids, dask_before))
     if cluster is not None:
         cluster.close()
     rows = sum(1 for r in result.rows if r.get("setup") is not None and "error" not in r and r.get("error") is None)
     print(json.dumps({"rows": rows, "wall": wall, "startup": startup, "files": len(paths), "worker_cpu": worker_cpu,
                       "fleet_cpu": cpu}))
+
+
+def _process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def measure(corpus: Path, engine: str, workers: int, src: Path | None = None) -> dict:
@@ -131,6 +138,11 @@ def measure(corpus: Path, engine: str, workers: int, src: Path | None = None) ->
     figures["cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     figures["process_wall"] = total
     return figures
+
+
+def _fleet_cpu(run: dict) -> str:
+    """The CPU seconds of a run's workers and of its own process (the parent) while fleet() ran."""
+    return " + ".join(f"{c:.2f}" for c in run["worker_cpu"]) + f" CPU-s in workers, {run['fleet_cpu']:.2f} in the parent"
 
 
 def _best(runs: list[dict]) -> dict:
@@ -182,7 +194,8 @@ def run(corpus: Path, before_src: Path | None, dask: bool, repeats: int = 2) -> 
         figures.append(Figure("fleet, Dask LocalCluster 2 processes vs 2 local workers (wall)", d["wall"] / two["wall"],
                               "x", f"<= {DASK_TARGET:g}", DASK_TARGET,
                               note=f"{d['wall']:.2f} s vs {two['wall']:.2f} s (cluster start {d['startup']:.2f} s "
-                              f"apart); {d['rows'] / d['cpu']:,.0f} rows per CPU-s"))
+                              f"apart); {d['rows'] / d['cpu']:,.0f} rows per CPU-s (its cluster's start and imports "
+                              f"included); during fleet(): {_fleet_cpu(d)} vs the pool's {_fleet_cpu(two)}"))
     elif dask:
         figures.append(Figure("dask: not installed (pip install 'compaction-lab[fleet]')", 0, "", "-"))
     rounds = "; ".join(f"{k}: " + ", ".join(f"{r['wall']:.1f}" for r in v) for k, v in runs.items() if v)

@@ -168,6 +168,16 @@ def test_the_local_cluster_the_engine_starts_gives_its_workers_no_malloc_trim_th
         assert list(engine.run(["MALLOC_TRIM_THRESHOLD_"], os.getenv)) == [("MALLOC_TRIM_THRESHOLD_", None)]
 
 
+def test_the_workers_of_the_local_cluster_have_every_strategy_and_reader_imported_before_their_first_task():
+    pytest.importorskip("dask.distributed")
+    from compaction.analysis.fleet_engines import Engine
+
+    modules = ["compaction.analysis.sweep", "compaction.strategies.haystack", "compaction.formats.claude_code"]
+    with Engine("dask", workers=1) as engine:
+        loaded = dict(engine.run(modules, lambda name: name in __import__("sys").modules))
+    assert loaded == dict.fromkeys(modules, True)
+
+
 def test_unknown_engine_and_missing_folder_are_clear_errors(tmp_path):
     with pytest.raises(ValueError, match="unknown engine"):
         fleet([], SETUPS, engine="spark")

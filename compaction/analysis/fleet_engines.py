@@ -7,7 +7,8 @@ stays bounded however large the corpus.
 Dask: ``engine="dask"`` with ``scheduler=None`` starts a ``LocalCluster`` of ``workers`` processes (one thread
 each); ``scheduler="tcp://host:8786"`` uses a running cluster (``dask scheduler`` on one machine, ``dask worker
 tcp://host:8786`` on each of the others). Only paths and setups travel to the workers — every worker must see the
-logs at the same paths (a shared or replicated file system) — and rows come back.
+logs at the same paths (a shared or replicated file system) — and rows come back. A worker started with ``--preload
+compaction.analysis.fleet_engines`` imports what the tasks run before its first task (:func:`dask_setup`).
 """
 
 from __future__ import annotations
@@ -36,8 +37,27 @@ ENGINES = ("local", "dask")
 IN_FLIGHT = 4
 DASK_IN_FLIGHT = 64
 #: what a fleet's tasks import as they run: a worker imports them as it starts (a local pool's forks inherit them
-#: from the parent, which imports them first; a Dask worker preloads them)
+#: from the parent, which imports them first; a Dask worker preloads them, see :func:`dask_setup`)
 WORKER_MODULES = ["compaction.analysis.fleet", "compaction.analysis.sweep", "compaction.analysis.fastpath"]
+
+
+def warm() -> None:
+    """Import what a fleet's tasks run: :data:`WORKER_MODULES`, every strategy family and every log reader (their
+    registries import them on first use — otherwise inside a worker's first task; idempotent)."""
+    from ..formats import load_all as load_formats
+    from ..strategies import load_all as load_strategies
+
+    for module in WORKER_MODULES:
+        import_module(module)
+    load_strategies()
+    load_formats()
+
+
+def dask_setup(worker: object) -> None:
+    """Dask's preload hook (``dask worker --preload compaction.analysis.fleet_engines``): :func:`warm` as the
+    worker starts."""
+    warm()
+
 #: the Dask settings of a local cluster the engine starts: no statistical profiler sampling every thread every
 #: 10 ms, no GIL-contention sampling every 1 ms, and the event loops' housekeeping (tick every 20 ms, system monitor
 #: every 0.5 s) slowed down — a fleet of long pure-Python tasks needs none of it (on a real cluster, set them in its
@@ -50,7 +70,7 @@ WORKER_CONFIG = {"distributed.worker.profile.enabled": False, "distributed.admin
                  "distributed.nanny.pre-spawn-environ": {"OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1,
                                                          "OPENBLAS_NUM_THREADS": 1},
                  # a worker imports what the tasks run as it starts, not on its first task
-                 "distributed.worker.preload": WORKER_MODULES}
+                 "distributed.worker.preload": [__name__]}
 
 
 class Engine:
@@ -92,8 +112,7 @@ class Engine:
             from concurrent.futures import ProcessPoolExecutor
 
             if multiprocessing.get_start_method() == "fork":  # imported once here, not again in each worker
-                for module in WORKER_MODULES:
-                    import_module(module)
+                warm()
             self._pool = ProcessPoolExecutor(max_workers=self.workers)
         return self
 
