@@ -81,16 +81,13 @@ def choose_log(inputs: Inputs) -> None:
 
 
 def choose_setups(inputs: Inputs) -> None:
-    """The tuning view's strategy pickers (main area), then the counter and every setup's name and parameters
-    (sidebar)."""
-    chosen: dict[str, str] = {}
-    with section("Strategies"):
-        chosen = setups.choose_strategies()
+    """The sidebar's counter and every setup's name, policy and counter (their strategies and parameters are the
+    tuning view's)."""
     with st.sidebar:
         with section("Token counter"):
             inputs.counter_spec = settings.choose_counter()
         with section("Setups"):
-            inputs.setups = setups.choose_setups(None, inputs.counter_spec, chosen)
+            inputs.setups = setups.choose_setups(None, inputs.counter_spec, pickers_elsewhere=True)
         with section("Import setups"):
             share.show_setups_file()
 
@@ -110,16 +107,19 @@ def main() -> None:
 
 @st.fragment
 def tuning_view(inputs: Inputs, page: str) -> None:
-    """The thresholds, the replays, the tokens chart and everything under it. A fragment: a threshold change reruns
-    only this part (the log, the sidebar's setups and the strategy pickers stay as drawn); when a widget inside
-    changed something the rest of the page shows (``page``: :func:`.state.page_signature` without the policy, as the
-    full run saw it), the whole page runs again instead."""
+    """The strategy pickers with their parameters, the thresholds, the replays, the tokens chart and everything under
+    it. A fragment: a strategy, parameter or threshold change reruns only this part (the log and the sidebar's setups
+    stay as drawn); when a widget inside changed something the rest of the page shows (``page``:
+    :func:`.state.page_signature` without what this view draws, as the full run saw it), the whole page runs again
+    instead."""
     if state.page_signature(with_policy=False) != page:
         st.rerun()
     try:
+        with section("Strategies"):
+            choices = setups.choose_strategies()
         with section("Threshold policy"):
             policy = tuning.show_thresholds(inputs.conversation, inputs.log_key)
-        specs = setups.with_shared_policy(inputs.setups, policy)
+        specs = setups.with_choices(setups.with_shared_policy(inputs.setups, policy), choices)
         publish(inputs.choice, specs)
         show_replays(inputs, policy, specs)
     finally:

@@ -29,3 +29,13 @@ def open_expanders(page, summaries, limit: int) -> None:
     if count:
         page.locator("[data-testid='stExpander'] details[open] [data-testid='stCode']").first.wait_for(
             timeout=STARTUP_SECONDS * 1000)
+
+
+def open_parameters(page, setup: str = "Setup A") -> None:
+    """Open the popover of ``setup``'s parameters (the button beside its strategy picker in the tuning view); it
+    stays open across the reruns its widgets start (close it with Escape)."""
+    column = page.locator("[data-testid='stMain'] [data-testid='stColumn']").filter(
+        has=page.locator("[data-testid='stSelectbox']", has_text=setup)).filter(
+        has=page.locator("[data-testid='stPopover']")).last
+    column.locator("[data-testid='stPopover'] button").first.click()
+    page.locator("[data-testid='stPopoverBody']").first.wait_for(timeout=STARTUP_SECONDS * 1000)

@@ -569,6 +569,40 @@ def test_add_setup_loads_a_setup_into_the_explorer_and_selects_it():
     assert shown[1] == "focus=C"
 
 
+def _signature_script() -> None:
+    import streamlit as st
+
+    from compaction.ui import state
+
+    st.session_state.setdefault("before", [state.page_signature(), state.page_signature(with_policy=False)])
+    if st.button("switch", key="switch"):
+        st.session_state[state.strategy_key("A")] = "haystack.sliding_window"
+        st.session_state[state.widget_key("A", "haystack.sliding_window", "min_keep_steps")] = 3
+    if st.button("rename", key="rename"):
+        st.session_state[state.label_key("A")] = "Renamed"
+    before_full, before_outer = st.session_state["before"]
+    st.text(f"full={state.page_signature() == before_full} outer={state.page_signature(with_policy=False) == before_outer}")
+
+
+def test_the_tuning_views_signature_leaves_out_the_strategies_and_parameters_it_draws():
+    """A strategy switch or a parameter change reruns only the tuning view (it draws them); a new name does not."""
+    at = AppTest.from_function(_signature_script, default_timeout=TIMEOUT).run()
+    assert texts(at.text) == ["full=True outer=True"]
+    at.button(key="switch").click().run()
+    assert texts(at.text) == ["full=False outer=True"]
+    at.button(key="rename").click().run()
+    assert texts(at.text) == ["full=False outer=False"]
+
+
+def test_strategy_and_parameter_keys_are_told_apart_from_the_sidebars_keys():
+    assert all("." in name for name in compaction.strategies())  # a parameter's key has four parts
+    assert state.is_strategy_key(state.strategy_key("A"))
+    assert state.is_strategy_key(state.widget_key("S27", "agent_framework.tool_result_compaction", "trigger"))
+    for key in (state.label_key("A"), state.own_policy_key("A"), state.own_counter_key("B"),
+                state.unconfirmed_key("A"), *state.policy_keys("A"), *state.counter_keys("C")):
+        assert not state.is_strategy_key(key), key
+
+
 # ---------------------------------------------------------------------------------------------- tour and URL
 def test_tour_presets_load_sample_setups_and_step():
     if not (SAMPLES / "support_agent.openai.json").exists():

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from browser_page import CHART
 from browser_page import open_expanders
+from browser_page import open_parameters
 from browser_page import settle
 from conftest import ROOT
 from conftest import SAMPLES
@@ -150,10 +151,14 @@ def test_a_full_session_add_change_click_open_download_and_reload(browser, app_u
         settle(page)
         assert any(h.startswith("■ Setup C") for h in _sidebar_headers(page))
         saved_before = page.locator("[data-testid='stMetric']").all_inner_texts()
+        open_parameters(page, "Setup A")
         tokens = page.get_by_role("spinbutton", name="Min tokens").first
+        # created when the popover opens, after several runs: it shows the value the setup runs with, not its minimum
+        assert tokens.input_value() == "200"
         tokens.fill("0")
         tokens.press("Enter")
         settle(page)
+        page.keyboard.press("Escape")
         assert page.locator("[data-testid='stMetric']").all_inner_texts() != saved_before
         points = _step_points(page)
         target = max(points)
@@ -189,7 +194,9 @@ def test_a_full_session_add_change_click_open_download_and_reload(browser, app_u
         settle(page)
         page.wait_for_selector(f"{CHART} svg.marks g.mark-symbol path", timeout=STARTUP_SECONDS * 1000)
         assert any(h.startswith("■ Setup C") for h in _sidebar_headers(page))
+        open_parameters(page, "Setup A")
         assert page.get_by_role("spinbutton", name="Min tokens").first.input_value() == "0"
+        page.keyboard.press("Escape")
         assert _context_step(page) == target
         assert not page.locator("[data-testid='stException']").count()
         if "COMPACTION_LAB_SAMPLES" not in samples_env:  # the tour needs the bundled samples
@@ -205,7 +212,9 @@ def test_a_full_session_add_change_click_open_download_and_reload(browser, app_u
             settle(page)
             page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stSidebar] h2')]"
                                    ".some(h => h.innerText.startsWith('■ Setup C'))", timeout=30_000)
+            open_parameters(page, "Setup A")
             assert page.get_by_role("spinbutton", name="Min tokens").first.input_value() == "0"
+            page.keyboard.press("Escape")
             assert not page.locator("[data-testid='stException']").count()
     finally:
         page.close()

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from browser_page import open_expanders
+from browser_page import open_parameters
 from browser_page import settle
 from conftest import ROOT
 from conftest import streamlit_app
@@ -229,8 +230,10 @@ def test_fifty_parameter_changes_and_step_clicks(page, app_url: str):
             what = "a compact_at change"
         elif kind == 2:
             value = min_tokens[round_ % len(min_tokens)]
+            open_parameters(page, "Setup A")
             set_number(page, "Min tokens", value)
             assert page.get_by_role("spinbutton", name="Min tokens").first.input_value() == str(value)
+            page.keyboard.press("Escape")
             what = "a min_tokens change"
         else:
             points = step_points(page)

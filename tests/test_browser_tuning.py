@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from browser_page import CHART
+from browser_page import open_parameters
 from browser_page import settle
 from conftest import ROOT
 from conftest import STARTUP_SECONDS
@@ -186,9 +187,9 @@ def _deltas_by_root(frames: list[bytes]) -> dict[int, int]:
 
 
 def test_a_threshold_change_reruns_only_the_tuning_view(browser, app_url: str, tmp_path: Path):
-    """The thresholds, the replays and everything under them are one fragment: a new window sends nothing for the
-    sidebar (its setups stay as drawn), a strategy switch still reruns the page, and the setups file holds the
-    thresholds as they are now."""
+    """The strategy pickers, the thresholds, the replays and everything under them are one fragment: a new window, a
+    strategy switch and a parameter change send nothing for the sidebar (its setups stay as drawn), and the setups
+    file holds the thresholds, strategies and parameters as they are now."""
     page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
     frames: list[bytes] = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: frames.append(frame)))
@@ -215,8 +216,26 @@ def test_a_threshold_change_reruns_only_the_tuning_view(browser, app_url: str, t
 
         frames.clear()
         _pick(page, "Haystack · SlidingWindowCompactor", 1)
-        assert _deltas_by_root(frames).get(1, 0) > 0  # the switch reruns the sidebar's setups too
+        roots = _deltas_by_root(frames)
+        assert roots.get(0, 0) > 0 and roots.get(1, 0) == 0, roots  # the switch reruns the tuning view only
         assert page.get_by_role("spinbutton", name="Context window (tokens)").input_value() == "150000"
+
+        frames.clear()  # setup B's parameters open beside its picker, and are the new strategy's
+        open_parameters(page, "Setup B")
+        slider = page.get_by_role("slider", name=re.compile("Min keep steps"))
+        slider.wait_for(timeout=10_000)
+        slider.focus()
+        slider.press("ArrowRight")  # 1 -> 2
+        _settle(page)
+        page.keyboard.press("Escape")
+        roots = _deltas_by_root(frames)
+        assert roots.get(0, 0) > 0 and roots.get(1, 0) == 0, roots
+        with page.expect_download() as download_info:
+            page.get_by_role("button", name="Download the setups (JSON)").click()
+        download_info.value.save_as(path)
+        chosen = {s["label"]: s for s in json.loads(path.read_text())["setups"]}
+        assert chosen["B"]["strategy"] == "haystack.sliding_window", chosen
+        assert chosen["B"]["params"]["min_keep_steps"] == 2, chosen
         assert not page.locator("[data-testid='stException']").count()
     finally:
         page.close()

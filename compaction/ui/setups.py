@@ -1,5 +1,6 @@
-"""Sidebar setups: any number of them, each with a strategy, its parameters (widgets generated from the registry's
-metadata), and optionally its own threshold policy and counter; add, duplicate, rename and remove.
+"""Setups: any number of them, each with a strategy and its parameters (widgets generated from the registry's
+metadata; in the tuning view, beside the thresholds) and, in the sidebar, a name and optionally its own threshold
+policy and counter; add, duplicate, rename and remove.
 
 The list of setups and their ids live in :mod:`.state`; everything downstream (replays, charts, tables, the
 side-by-side view) iterates over the :class:`SetupSpec` list this module returns.
@@ -11,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import replace
 from typing import Any
+from typing import NamedTuple
+from typing import TypeVar
 
 import streamlit as st
 
@@ -22,21 +25,21 @@ from compaction.strategies import StrategyInfo
 from . import settings
 from . import state
 from .settings import initial_index
-from .settings import initial_value
 from .state import DEFAULT_SETUPS
 from .state import strategy_key
 from .state import widget_key
 from .text import escape_markdown
 from .text import setup_title
 
-__all__ = ["DEFAULT_SETUPS", "SetupSpec", "choose_setups", "param_widget", "strategy_key", "widget_key",
-           "with_shared_policy"]
+__all__ = ["DEFAULT_SETUPS", "SetupSpec", "StrategyChoice", "choose_setups", "choose_strategies", "param_widget",
+           "strategy_key", "widget_key", "with_choices", "with_shared_policy"]
 
 #: an int parameter whose range is at most this wide gets a slider, otherwise a number input
 SLIDER_MAX_SPAN = 50
 #: a text parameter whose default is longer than this gets a text area (placeholders, prompts)
 LONG_TEXT = 40
 ADD_KEY = "setups.add"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -66,28 +69,38 @@ class SetupSpec:
                      label=self.label)
 
 
+def shown_value(key: str, default: T) -> dict[str, T]:
+    """``value=`` for a parameter widget: what its key holds, else ``default``. The parameters sit in a popover,
+    whose widgets the browser creates only when it opens, from the value they were last sent with (without it, a
+    number input shows its minimum while the setup runs with the value it holds)."""
+    current = st.session_state.get(key, default)
+    return {"value": current if type(current) is type(default) else default}
+
+
 def param_widget(param: Param, key: str) -> Any:
     """The widget for one parameter, chosen by its type, with its bounds and its help text."""
     label = param.name.replace("_", " ").capitalize()
     help_text = param.help
     if param.type == "bool":
-        return st.checkbox(label, **initial_value(key, bool(param.default)), key=key, help=help_text)
+        return st.checkbox(label, **shown_value(key, bool(param.default)), key=key, help=help_text)
     if param.type == "choice":
         options = list(param.choices)
-        index = options.index(param.default) if param.default in options else 0
-        return st.selectbox(label, options, **initial_index(key, index), key=key, help=help_text)
+        current = st.session_state.get(key, param.default)
+        index = options.index(current) if current in options else options.index(param.default) \
+            if param.default in options else 0
+        return st.selectbox(label, options, index=index, key=key, help=help_text)
     if param.type == "int":
         return _int_widget(param, label, key)
     if param.type == "float":
         return _float_widget(param, label, key)
     if param.type == "str_list":
         default = param.default if isinstance(param.default, str) else ", ".join(param.default or ())
-        return st.text_input(label, **initial_value(key, default), key=key, help=f"{help_text} Comma-separated.")
+        return st.text_input(label, **shown_value(key, default), key=key, help=f"{help_text} Comma-separated.")
     default = str(param.default or "")
     if param.type == "str" and len(default) > LONG_TEXT:
-        return st.text_area(label, **initial_value(key, default), key=key, help=help_text, height="content")
+        return st.text_area(label, **shown_value(key, default), key=key, help=help_text, height="content")
     placeholder = "empty: from the threshold policy" if param.type == "trigger" else None
-    return st.text_input(label, **initial_value(key, default), key=key, help=help_text, placeholder=placeholder)
+    return st.text_input(label, **shown_value(key, default), key=key, help=help_text, placeholder=placeholder)
 
 
 def _int_widget(param: Param, label: str, key: str) -> int:
@@ -95,9 +108,9 @@ def _int_widget(param: Param, label: str, key: str) -> int:
     low = int(param.minimum) if param.minimum is not None else None
     high = int(param.maximum) if param.maximum is not None else None
     if low is not None and high is not None and high - low <= SLIDER_MAX_SPAN:
-        return st.slider(label, min_value=low, max_value=high, **initial_value(key, int(param.default)), step=1,
+        return st.slider(label, min_value=low, max_value=high, **shown_value(key, int(param.default)), step=1,
                          key=key, help=param.help)
-    return st.number_input(label, min_value=low, max_value=high, **initial_value(key, int(param.default)),
+    return st.number_input(label, min_value=low, max_value=high, **shown_value(key, int(param.default)),
                            step=_int_step(param), key=key, help=param.help)
 
 
@@ -107,7 +120,7 @@ def _float_widget(param: Param, label: str, key: str) -> float:
     high = float(param.maximum) if param.maximum is not None else None
     span = (high - low) if low is not None and high is not None else None
     step = 0.01 if span is not None and span <= 1 else 0.1
-    return st.number_input(label, min_value=low, max_value=high, **initial_value(key, float(param.default)),
+    return st.number_input(label, min_value=low, max_value=high, **shown_value(key, float(param.default)),
                            step=step, key=key, help=param.help)
 
 
@@ -120,7 +133,16 @@ def _int_step(param: Param) -> int:
 
 
 STRATEGY_HELP = ("How this setup compacts. Each strategy re-creates one framework's compactor, behaviour for behaviour "
-                 "(grouped by framework, named as the framework names it); its parameters are in the sidebar.")
+                 "(grouped by framework, named as the framework names it); its parameters are behind the button "
+                 "beside it.")
+PARAMS_HELP = "This strategy's parameters (changing one replays this setup; the sidebar keeps its name and policy)."
+
+
+class StrategyChoice(NamedTuple):
+    """What a setup's strategy picker and its parameters chose: the strategy's name and the parameter values."""
+
+    strategy: str
+    params: tuple[tuple[str, Any], ...]
 
 
 def strategy_options(strategies: dict[str, StrategyInfo]) -> list[str]:
@@ -138,12 +160,38 @@ def choose_strategy(slot_id: str, strategies: dict[str, StrategyInfo], label: st
                         format_func=lambda n: strategies[n].title, key=key, help=STRATEGY_HELP)
 
 
-def choose_strategies(strategies: dict[str, StrategyInfo] | None = None, per_row: int = 4) -> dict[str, str]:
-    """The tuning view's strategy pickers, one per setup side by side (``per_row`` to a row), each labelled with
-    the setup's name in its colour: the strategy chosen by slot id."""
+def choose_params(slot_id: str, info: StrategyInfo) -> tuple[tuple[str, Any], ...]:
+    """The strategy's summary with its documentation link, its parameters, and its advanced ones in an expander."""
+    docs = f" [Documentation ↗]({info.docs_url})" if info.docs_url else ""
+    st.caption(f"{info.summary}{docs}")
+    if info.policy != "threshold":
+        st.caption("This strategy has its own trigger: the threshold policy does not apply to it.")
+    values = _param_widgets(slot_id, info.name, [p for p in info.params if not p.advanced])
+    advanced = [p for p in info.params if p.advanced]
+    if advanced:
+        with st.expander("Advanced parameters"):
+            values.update(_param_widgets(slot_id, info.name, advanced))
+    if not info.params:
+        st.caption("It has no parameters.")
+    return tuple(sorted(values.items()))
+
+
+def choose_strategy_and_params(slot_id: str, strategies: dict[str, StrategyInfo], label: str) -> StrategyChoice:
+    """A setup's strategy picker, and beside it a button that opens the strategy's parameters."""
+    with st.container(horizontal=True, vertical_alignment="bottom", wrap=False, gap="small"):
+        name = choose_strategy(slot_id, strategies, label)
+        with st.popover("", icon=":material/tune:", help=PARAMS_HELP, width="content"):
+            params = choose_params(slot_id, strategies[name])
+    return StrategyChoice(name, params)
+
+
+def choose_strategies(strategies: dict[str, StrategyInfo] | None = None, per_row: int = 4
+                      ) -> dict[str, StrategyChoice]:
+    """The tuning view's strategy pickers with their parameters, one per setup side by side (``per_row`` to a row),
+    each labelled with the setup's name in its colour: what each chose, by slot id."""
     strategies = strategies or compaction.strategies()
     slots = state.slots()
-    chosen: dict[str, str] = {}
+    chosen: dict[str, StrategyChoice] = {}
     taken: list[str] = []
     for start in range(0, len(slots), per_row):
         row = slots[start:start + per_row]
@@ -151,14 +199,15 @@ def choose_strategies(strategies: dict[str, StrategyInfo] | None = None, per_row
             label = state.unique_label(state.label_of(slot.id), taken)
             taken.append(label)
             with col:
-                chosen[slot.id] = choose_strategy(slot.id, strategies, setup_title(label, slot.color))
+                chosen[slot.id] = choose_strategy_and_params(slot.id, strategies, setup_title(label, slot.color))
     return chosen
 
 
 def choose_setup(slot: state.Slot, strategies: dict[str, StrategyInfo], shared_policy: settings.Policy,
-                 shared_counter: str, taken: Sequence[str], removable: bool, chosen: str | None = None) -> SetupSpec:
-    """Sidebar: one setup's name, strategy (``chosen`` when the tuning view drew its picker; otherwise here) with
-    its summary and docs link, parameters, policy and counter."""
+                 shared_counter: str, taken: Sequence[str], removable: bool, pickers_elsewhere: bool = False
+                 ) -> SetupSpec:
+    """Sidebar: one setup's name, policy and counter, and (unless ``pickers_elsewhere``: the tuning view draws them
+    and completes the spec with :func:`with_choices`) its strategy and parameters."""
     wanted = state.label_of(slot.id)
     label = state.unique_label(wanted, taken)
     st.header(setup_title(label, slot.color), divider="gray")
@@ -168,16 +217,12 @@ def choose_setup(slot: state.Slot, strategies: dict[str, StrategyInfo], shared_p
         st.caption(f"No name given: shown as {escape_markdown(label)}.")
     elif label != " ".join(wanted.split())[: state.MAX_LABEL]:
         st.caption(f"Another setup is called that: shown as {escape_markdown(label)}.")
-    name = chosen or choose_strategy(slot.id, strategies, "Strategy")
-    info = strategies[name]
-    docs = f" [Documentation ↗]({info.docs_url})" if info.docs_url else ""
-    st.caption(f"{info.summary}{docs}")
-    values = _param_widgets(slot.id, name, [p for p in info.params if not p.advanced])
-    advanced = [p for p in info.params if p.advanced]
-    if advanced:
-        with st.expander("Advanced parameters"):
-            values.update(_param_widgets(slot.id, name, advanced))
-    policy, counter, own_policy = _policy_and_counter(slot.id, info, shared_policy, shared_counter)
+    if pickers_elsewhere:
+        choice = StrategyChoice(_current_strategy(slot.id, strategies), ())
+    else:
+        name = choose_strategy(slot.id, strategies, "Strategy")
+        choice = StrategyChoice(name, choose_params(slot.id, strategies[name]))
+    policy, counter, own_policy = _policy_and_counter(slot.id, shared_policy, shared_counter)
     left, right = st.columns(2)
     left.button("Duplicate", key=f"setup.{slot.id}.duplicate", on_click=state.duplicate_setup, args=(slot.id,),
                 icon=":material/content_copy:", width="stretch", help="Add a copy of this setup to vary one thing.")
@@ -185,21 +230,26 @@ def choose_setup(slot: state.Slot, strategies: dict[str, StrategyInfo], shared_p
                  icon=":material/delete:", width="stretch", disabled=not removable,
                  help="Remove this setup (the explorer keeps at least one).")
     confirmed = not st.session_state.get(state.unconfirmed_key(slot.id), False)
-    return SetupSpec(label, name, tuple(sorted(values.items())), slot.color, policy, counter, slot.id, own_policy,
+    return SetupSpec(label, choice.strategy, choice.params, slot.color, policy, counter, slot.id, own_policy,
                      confirmed)
 
 
-def _policy_and_counter(slot_id: str, info: StrategyInfo, shared_policy: settings.Policy, shared_counter: str
+def _current_strategy(slot_id: str, strategies: dict[str, StrategyInfo]) -> str:
+    """The strategy the setup's picker holds now (the default for a new setup)."""
+    current = st.session_state.get(strategy_key(slot_id))
+    return current if current in strategies else state.NEW_SETUP_STRATEGY
+
+
+def _policy_and_counter(slot_id: str, shared_policy: settings.Policy, shared_counter: str
                         ) -> tuple[settings.Policy, str, bool]:
     """The setup's own threshold policy and counter when asked for, else the shared ones."""
     own_policy = st.session_state.get(state.own_policy_key(slot_id), False)
     own_counter = st.session_state.get(state.own_counter_key(slot_id), False)
     title = "Policy and counter" + (" (own)" if own_policy or own_counter else " (shared)")
     with st.expander(title, expanded=bool(own_policy or own_counter)):
-        if info.policy != "threshold":
-            st.caption("This strategy has its own trigger: the threshold policy does not apply to it.")
         own_policy = st.checkbox("Own threshold policy", key=state.own_policy_key(slot_id),
-                                 help="Use a context window, compact_at and compact_to for this setup only.")
+                                 help="Use a context window, compact_at and compact_to for this setup only (a "
+                                      "strategy with its own trigger ignores them).")
         policy = settings.choose_policy(state.policy_keys(slot_id), header=False) if own_policy else shared_policy
         own_counter = st.checkbox("Own token counter", key=state.own_counter_key(slot_id),
                                   help="Count this setup's tokens with another counter than the shared one.")
@@ -212,9 +262,9 @@ def _param_widgets(slot_id: str, strategy: str, params: Sequence[Param]) -> dict
 
 
 def choose_setups(shared_policy: settings.Policy | None = None, shared_counter: str | None = None,
-                  chosen: dict[str, str] | None = None) -> list[SetupSpec]:
-    """Sidebar: every setup of this session, in order, and a button to add one (``chosen``: the strategies picked in
-    the tuning view, by slot id; a setup without one gets its picker here)."""
+                  pickers_elsewhere: bool = False) -> list[SetupSpec]:
+    """Sidebar: every setup of this session, in order, and a button to add one (``pickers_elsewhere``: the
+    strategies and their parameters are drawn by :func:`choose_strategies` and joined with :func:`with_choices`)."""
     shared = settings.shared_values()
     policy = shared_policy or settings.check_policy(shared.context_window, shared.compact_at, shared.compact_to)
     counter = shared_counter or shared.counter
@@ -223,10 +273,16 @@ def choose_setups(shared_policy: settings.Policy | None = None, shared_counter: 
     specs: list[SetupSpec] = []
     for slot in slots:
         specs.append(choose_setup(slot, strategies, policy, counter, [s.label for s in specs], len(slots) > 1,
-                                  (chosen or {}).get(slot.id)))
+                                  pickers_elsewhere))
     st.button("Add a setup", key=ADD_KEY, on_click=state.add_default_setup, icon=":material/add:", width="stretch",
               help="Compare one more strategy or parameter choice; every chart and table follows.")
     return specs
+
+
+def with_choices(specs: Sequence[SetupSpec], choices: dict[str, StrategyChoice]) -> list[SetupSpec]:
+    """``specs`` with the strategy and parameters the tuning view's pickers chose for each (by slot id)."""
+    return [replace(spec, strategy=choices[spec.id].strategy, params=choices[spec.id].params)
+            if spec.id in choices else spec for spec in specs]
 
 
 def with_shared_policy(specs: Sequence[SetupSpec], policy: settings.Policy) -> list[SetupSpec]:

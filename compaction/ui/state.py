@@ -228,15 +228,22 @@ def page_signature(with_policy: bool = True) -> str:
     """What the whole page depends on in session state (the setups, the shared policy and counter, a log opened from
     the fleet), as one string: a part of the page that reruns alone compares it with the full run's to know whether
     a widget inside it changed the rest of the page (see :func:`.step_panel.explorer`). ``with_policy=False``: all
-    but the shared policy, for the tuning view, which draws the policy's widgets itself."""
+    but what the tuning view draws itself — the shared policy, the setups' strategies and their parameters."""
     state = st.session_state
     opened = state.get("fleet_open_log")
     skipped = {"fleet_open_log", *(() if with_policy else settings.SHARED_POLICY_KEYS)}
     parts = [repr(state.get(k)) for k in PAGE_KEYS if k not in skipped]
     parts.append(repr((opened.get("name"), opened.get("conversation"))) if isinstance(opened, dict) else "")
     parts += sorted(f"{k}={state[k]!r}" for k in state if isinstance(k, str) and k.startswith("setup.")
-                    and not k.endswith(BUTTON_SUFFIXES))
+                    and not k.endswith(BUTTON_SUFFIXES) and (with_policy or not is_strategy_key(k)))
     return "\n".join(parts)
+
+
+def is_strategy_key(key: str) -> bool:
+    """True for the session-state key of a setup's strategy picker or of one of its parameters
+    (``setup.<slot>.strategy``, ``setup.<slot>.<strategy>.<param>``: a strategy's name holds a dot)."""
+    parts = key.split(".")
+    return parts[0] == "setup" and (len(parts) >= 4 or (len(parts) == 3 and parts[2] == "strategy"))
 
 
 # ------------------------------------------------------------------------------------------------ undo
