@@ -69,12 +69,12 @@ class SetupSpec:
                      label=self.label)
 
 
-def shown_value(key: str, default: T) -> dict[str, T]:
-    """``value=`` for a parameter widget: what its key holds, else ``default``. The parameters sit in a popover,
+def shown_value(key: str, default: T) -> T:
+    """The ``value=`` of a parameter widget: what its key holds, else ``default``. The parameters sit in a popover,
     whose widgets the browser creates only when it opens, from the value they were last sent with (without it, a
     number input shows its minimum while the setup runs with the value it holds)."""
     current = st.session_state.get(key, default)
-    return {"value": current if type(current) is type(default) else default}
+    return current if type(current) is type(default) else default
 
 
 def param_widget(param: Param, key: str) -> Any:
@@ -82,7 +82,7 @@ def param_widget(param: Param, key: str) -> Any:
     label = param.name.replace("_", " ").capitalize()
     help_text = param.help
     if param.type == "bool":
-        return st.checkbox(label, **shown_value(key, bool(param.default)), key=key, help=help_text)
+        return st.checkbox(label, value=shown_value(key, bool(param.default)), key=key, help=help_text)
     if param.type == "choice":
         options = list(param.choices)
         current = st.session_state.get(key, param.default)
@@ -95,12 +95,12 @@ def param_widget(param: Param, key: str) -> Any:
         return _float_widget(param, label, key)
     if param.type == "str_list":
         default = param.default if isinstance(param.default, str) else ", ".join(param.default or ())
-        return st.text_input(label, **shown_value(key, default), key=key, help=f"{help_text} Comma-separated.")
+        return st.text_input(label, value=shown_value(key, default), key=key, help=f"{help_text} Comma-separated.")
     default = str(param.default or "")
     if param.type == "str" and len(default) > LONG_TEXT:
-        return st.text_area(label, **shown_value(key, default), key=key, help=help_text, height="content")
+        return st.text_area(label, value=shown_value(key, default), key=key, help=help_text, height="content")
     placeholder = "empty: from the threshold policy" if param.type == "trigger" else None
-    return st.text_input(label, **shown_value(key, default), key=key, help=help_text, placeholder=placeholder)
+    return st.text_input(label, value=shown_value(key, default), key=key, help=help_text, placeholder=placeholder)
 
 
 def _int_widget(param: Param, label: str, key: str) -> int:
@@ -108,9 +108,9 @@ def _int_widget(param: Param, label: str, key: str) -> int:
     low = int(param.minimum) if param.minimum is not None else None
     high = int(param.maximum) if param.maximum is not None else None
     if low is not None and high is not None and high - low <= SLIDER_MAX_SPAN:
-        return st.slider(label, min_value=low, max_value=high, **shown_value(key, int(param.default)), step=1,
+        return st.slider(label, min_value=low, max_value=high, value=shown_value(key, int(param.default)), step=1,
                          key=key, help=param.help)
-    return st.number_input(label, min_value=low, max_value=high, **shown_value(key, int(param.default)),
+    return st.number_input(label, min_value=low, max_value=high, value=shown_value(key, int(param.default)),
                            step=_int_step(param), key=key, help=param.help)
 
 
@@ -120,7 +120,7 @@ def _float_widget(param: Param, label: str, key: str) -> float:
     high = float(param.maximum) if param.maximum is not None else None
     span = (high - low) if low is not None and high is not None else None
     step = 0.01 if span is not None and span <= 1 else 0.1
-    return st.number_input(label, min_value=low, max_value=high, **shown_value(key, float(param.default)),
+    return st.number_input(label, min_value=low, max_value=high, value=shown_value(key, float(param.default)),
                            step=step, key=key, help=param.help)
 
 
