@@ -188,11 +188,15 @@ class Replay:
         """The entries of the originals ``start..end-1`` (those left out skipped), as the runner received them."""
         return [e for e in self._originals[start:end] if e is not None]
 
-    def deltas(self) -> Iterator[CallDelta]:
-        """Every call as a change from the call before: what an analysis of the whole replay follows instead of
-        rebuilding each call's context (the calls sharing a snapshot change only by appended originals)."""
+    def deltas(self, start: int = 0) -> Iterator[CallDelta]:
+        """Every call (from call ``start`` on) as a change from the call before: what an analysis of the whole replay
+        follows instead of rebuilding each call's context (the calls sharing a snapshot change only by appended
+        originals)."""
         previous_index, previous_snapshot = 0, 0
-        for step in self.steps:
+        if start > 0:
+            before = self.steps[start - 1]
+            previous_index, previous_snapshot = before.message_index, before.snapshot
+        for step in islice(self.steps, start, None):
             appended = self.appended_since(previous_index, step.message_index)
             new = step.snapshot != previous_snapshot
             yield CallDelta(step, appended, self._changes[step.snapshot] if new else None, step.snapshot)

@@ -17,7 +17,6 @@ Summarizer calls are priced as their own uncached requests.
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -265,6 +264,20 @@ class _RunningContext:
         del self._marks[keep + 1:]
         return ends
 
+    def holding(self, counter: Counter, messages: Sequence[Message]) -> _RunningContext:
+        """A new running context with ``counter`` (of this one's spec) and the same tools, holding ``messages``: when
+        this one starts with those very messages, their marks are copied instead of counted again (marks are values
+        of the count: the baseline's context serves every replay of its conversation up to its first change)."""
+        other = _RunningContext(counter, self.tools)
+        size = len(messages)
+        if self._marks[0] is not None and size < len(self._marks) and _same_objects(self.messages, messages) == size:
+            other.messages = list(messages)
+            other._marks = self._marks[:size + 1]
+            other.tally.rewind(other._marks[size])
+        else:
+            other.extend(messages)
+        return other
+
     def extend(self, messages: Sequence[Message]) -> None:
         if len(self._marks) > len(self.messages):  # marks known up to here: keep making them
             self._marks.extend(self.tally.extend_marked(messages))
@@ -291,16 +304,16 @@ def price_calls(calls: Iterable[CallInput | CallUpdate], counter: Counter, price
     prompt, tool definitions); calibration estimates it from reported usage. ``after``: the calls continue a run
     already priced — its report (extended in place and returned), the context its last call sent and the latest
     timestamp its calls saw."""
-    return _price(calls, counter, prices, tools, hidden_prefix_tokens, after, None, _timestamp)
+    return _price(calls, _RunningContext(counter, tools), prices, hidden_prefix_tokens, after, None, _timestamp)
 
 
-def _price(calls: Iterable[CallInput | CallUpdate], counter: Counter, prices: PriceModel, tools: Sequence[ToolSchema],
+def _price(calls: Iterable[CallInput | CallUpdate], running: _RunningContext, prices: PriceModel,
            hidden_prefix_tokens: int, after: tuple[CostReport, Sequence[Message], float | None] | None,
            times: list[float | None] | None, stamp: Callable[[Message], float | None]) -> CostReport:
     """:func:`price_calls`; ``times``, when given, receives the latest timestamp seen after each call; ``stamp``
     reads a message's timestamp (:func:`message_time`, or what a conversation keeps of it)."""
     report = CostReport(prices) if after is None else after[0]
-    running = _RunningContext(counter, tools)
+    tools = running.tools
     previous_time: float | None = None
     if after is not None:
         running.extend(after[1])
@@ -422,9 +435,9 @@ def replay_costs(rep: Replay, prices: PriceModel, use_reported_output: bool = Tr
     if first == len(steps):
         return report
     sent = [e.message for e in rep.appended_since(0, steps[first - 1].message_index)] if first else []
-    updates = _updates(rep, use_reported_output, itertools.islice(rep.deltas(), first, None), len(sent))
-    return _price(updates, rep.counter, prices, rep.conversation.tools, 0,
-                  (report, sent, base.times[first - 1] if first else None), None, _stamps(rep.conversation))
+    updates = _updates(rep, use_reported_output, rep.deltas(first), len(sent))
+    return _price(updates, base.context.holding(rep.counter, sent), prices, 0,
+                  (report, (), base.times[first - 1] if first else None), None, _stamps(rep.conversation))
 
 
 def _baseline_updates(rep: Replay, use_reported_output: bool) -> Iterator[CallUpdate]:
@@ -438,20 +451,23 @@ def _baseline_updates(rep: Replay, use_reported_output: bool) -> Iterator[CallUp
 
 @dataclass(frozen=True)
 class _Baseline:
-    """The uncompacted run priced, the latest timestamp seen after each of its calls, and its total."""
+    """The uncompacted run priced, the latest timestamp seen after each of its calls, its total, and the context of
+    its last call with its count marks (read only: see :meth:`_RunningContext.holding`)."""
 
     report: CostReport
     times: list[float | None]
     dollars: float
+    context: _RunningContext
 
 
 def _baseline(rep: Replay, prices: PriceModel, use_reported_output: bool) -> _Baseline:
     """The baseline of ``rep``'s conversation, once per conversation, skipped messages, counter and prices."""
     def compute() -> _Baseline:
         times: list[float | None] = []
-        report = _price(_baseline_updates(rep, use_reported_output), rep.counter, prices, rep.conversation.tools, 0,
-                        None, times, _stamps(rep.conversation))
-        return _Baseline(report, times, report.total_dollars)
+        context = _RunningContext(rep.counter, rep.conversation.tools)
+        report = _price(_baseline_updates(rep, use_reported_output), context, prices, 0, None, times,
+                        _stamps(rep.conversation))
+        return _Baseline(report, times, report.total_dollars, context)
 
     return rep.conversation.memoized(("cost baseline", rep.skipped, rep.counter.spec, prices, use_reported_output),
                                      compute)
