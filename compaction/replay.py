@@ -23,6 +23,7 @@ from dataclasses import field
 from functools import cached_property
 from itertools import accumulate
 from itertools import islice
+from operator import attrgetter
 from typing import TYPE_CHECKING
 from typing import Any
 from typing import NamedTuple
@@ -89,6 +90,13 @@ class Step(NamedTuple):
     def declined(self) -> bool:
         """Triggered, but the strategy found nothing it may compact."""
         return self.triggered and not self.compacted
+
+
+_tokens_sent = attrgetter("tokens_sent")
+_tokens_uncompacted = attrgetter("tokens_uncompacted")
+_compacted = attrgetter("compacted")
+_declined = attrgetter("declined")
+_model_calls = attrgetter("model_calls")
 
 
 class CallDelta(NamedTuple):
@@ -188,11 +196,15 @@ class Replay:
         """The entries of the originals ``start..end-1`` (those left out skipped), as the runner received them."""
         return [e for e in self._originals[start:end] if e is not None]
 
-    def deltas(self) -> Iterator[CallDelta]:
-        """Every call as a change from the call before: what an analysis of the whole replay follows instead of
-        rebuilding each call's context (the calls sharing a snapshot change only by appended originals)."""
+    def deltas(self, start: int = 0) -> Iterator[CallDelta]:
+        """Every call (from call ``start`` on) as a change from the call before: what an analysis of the whole replay
+        follows instead of rebuilding each call's context (the calls sharing a snapshot change only by appended
+        originals)."""
         previous_index, previous_snapshot = 0, 0
-        for step in self.steps:
+        if start > 0:
+            before = self.steps[start - 1]
+            previous_index, previous_snapshot = before.message_index, before.snapshot
+        for step in islice(self.steps, start, None):
             appended = self.appended_since(previous_index, step.message_index)
             new = step.snapshot != previous_snapshot
             yield CallDelta(step, appended, self._changes[step.snapshot] if new else None, step.snapshot)
@@ -259,16 +271,18 @@ class Replay:
     # ------------------------------------------------------------------------------------------------- summaries
     def summary(self) -> dict[str, Any]:
         """The ``summary`` object of ``replay --json``."""
-        sent = [s.tokens_sent for s in self.steps]
+        steps = self.steps  # (each figure one pass in C: a sweep summarizes every replay)
+        sent = list(map(_tokens_sent, steps))
+        total_sent, uncompacted = sum(sent), sum(map(_tokens_uncompacted, steps))
         return {
-            "llm_calls": len(self.steps),
-            "compactions": sum(s.compacted for s in self.steps),
-            "declined_triggers": sum(s.declined for s in self.steps),
+            "llm_calls": len(steps),
+            "compactions": sum(map(_compacted, steps)),
+            "declined_triggers": sum(map(_declined, steps)),
             "peak_tokens_sent": max(sent, default=0),
-            "total_tokens_sent": sum(sent),
-            "total_tokens_uncompacted": sum(s.tokens_uncompacted for s in self.steps),
-            "tokens_saved": sum(s.tokens_uncompacted for s in self.steps) - sum(sent),
-            "summarizer_calls": sum(len(s.model_calls) for s in self.steps),
+            "total_tokens_sent": total_sent,
+            "total_tokens_uncompacted": uncompacted,
+            "tokens_saved": uncompacted - total_sent,
+            "summarizer_calls": sum(map(len, map(_model_calls, steps))),
         }
 
     def policy_json(self) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from operator import attrgetter
 from operator import is_not
 from types import MappingProxyType
 from typing import NamedTuple
+from typing import TypeVar
 
 from .history import Entry
 from .history import Fate
@@ -33,6 +34,7 @@ KEYFRAME_DEPTH = 32
 #: entries compared in the first stretch when looking for the first difference (the stretches double)
 _FIRST_STRETCH = 64
 _excluded = attrgetter("excluded")
+_Same = TypeVar("_Same")
 
 
 class Snapshot(NamedTuple):
@@ -94,8 +96,9 @@ def first_difference(a: list[Entry], b: list[Entry], limit: int, start: int = 0)
     return limit
 
 
-def last_difference(a: list[Entry], b: list[Entry], limit: int) -> int:
-    """How many trailing entries ``a`` and ``b`` share, up to ``limit``."""
+def last_difference(a: list[_Same], b: list[_Same], limit: int) -> int:
+    """How many trailing objects ``a`` and ``b`` share, up to ``limit`` (entries, or anything else that compares by
+    identity, as messages do)."""
     n_a, n_b = len(a), len(b)
     shared, size = 0, _FIRST_STRETCH
     while shared < limit:

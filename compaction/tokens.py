@@ -126,6 +126,11 @@ class Tally(ABC):
         """Return to a :meth:`checkpoint` of this tally: the list is cut back to what it was then."""
         raise ValueError(f"{type(self).__name__} keeps no checkpoints")
 
+    def extend(self, messages: Sequence[Message]) -> None:
+        """``append`` each message."""
+        for m in messages:
+            self.append(m)
+
     def extend_marked(self, messages: Sequence[Message]) -> list[Any]:
         """``append`` each message; the :meth:`checkpoint` after each one."""
         marks = []
@@ -133,6 +138,12 @@ class Tally(ABC):
             self.append(m)
             marks.append(self.checkpoint())
         return marks
+
+    def carry(self, start: Any, end: Any) -> bool:
+        """Count on as if the messages this tally counted between its marks ``start`` and ``end`` came next (they
+        followed a message then, and follow one now), without reading them again; False when this tally cannot (the
+        caller then extends by them)."""
+        return False
 
 
 class Counter(ABC):
@@ -375,6 +386,17 @@ class _JoinedTally(Tally):
 
     def checkpoint(self) -> tuple[int, int, Message | None, int]:
         return self._units, self._nontext, self._last, self._n
+
+    def carry(self, start: tuple[int, int, Message | None, int], end: tuple[int, int, Message | None, int]) -> bool:
+        """With a constant join, what messages add to the count does not depend on what precedes them (as long as
+        something does): the difference of the two marks."""
+        if self._counter.newline_join_units is None or self._last is None or start[2] is None:
+            return False
+        self._units += end[0] - start[0]
+        self._nontext += end[1] - start[1]
+        self._last = end[2]
+        self._n += end[3] - start[3]
+        return True
 
     def rewind(self, mark: tuple[int, int, Message | None, int]) -> None:
         self._units, self._nontext, self._last, self._n = mark

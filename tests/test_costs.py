@@ -106,3 +106,27 @@ def test_replay_vs_baseline_separates_fewer_tokens_from_cheaper(django_log):
     # collapsing one group per call sheds tokens but re-writes the cache every call: more expensive
     assert comparison.tokens_shed > 0 and not comparison.net_cheaper
     assert len(comparison.setup.calls) == len(thrash.steps)
+
+
+def test_a_rewritten_stretch_prices_as_the_call_priced_on_its_own():
+    """Calls that rewrite a stretch of a long context and keep its end (as compactions do) carry the end's count
+    over instead of recounting it: every call prices as it does right after the call before, counted afresh."""
+    import random
+
+    rng = random.Random(7)
+    pool = [Message(rng.choice(("user", "assistant", "tool")), ("x" * rng.randrange(1, 3000),)) for _ in range(60)]
+    copies = [Message(m.role, m.texts) for m in pool[:10]]  # same content, other objects
+    counter = ApproxCounter()
+    prices = price_model("claude-sonnet-4-6")
+    contexts = [pool[:20]]
+    for _ in range(60):
+        ctx = list(contexts[-1])
+        start = rng.randrange(len(ctx) + 1)
+        end = rng.randrange(start, min(len(ctx), start + 4) + 1)
+        ctx[start:end] = rng.sample(pool + copies, rng.randrange(0, 3))  # a stretch rewritten, the rest kept
+        ctx += rng.sample(pool, rng.randrange(0, 3))  # and what the log appended since
+        contexts.append(ctx)
+    together = price_calls(calls(*contexts), counter, prices).calls
+    for i in range(1, len(contexts)):
+        alone = price_calls(calls(contexts[i - 1], contexts[i]), counter, prices).calls[1]
+        assert together[i]._replace(step=alone.step) == alone

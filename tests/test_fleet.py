@@ -268,3 +268,27 @@ def test_small_files_travel_in_groups_larger_first_with_several_workers():
         assert all(total <= limit or len(group) == 1 for total, group in zip(totals, groups))
         assert totals[-1] <= GROUP_BYTES  # the last tasks are small: the workers finish together
     assert len(_grouped(files, 2)) < len(_grouped(files, 8)) < len(_grouped(files, 1))
+
+
+def test_row_lines_are_what_the_csv_writer_writes():
+    """The store writes each row's line itself, each distinct text quoted by the csv writer once: the same bytes."""
+    import csv
+    import io
+    import json
+
+    import numpy as np
+
+    from compaction.analysis.fleet_store import COLUMNS
+    from compaction.analysis.fleet_store import _csv_fields
+    from compaction.analysis.fleet_store import _CsvLines
+
+    texts = ["", " ", "plain", "a,b", 'say "hi"', "two\nlines", "cr\r", "tab\tx", "é ü 中", "'quoted'", ",", '"']
+    numbers = [0, -3, 10**20, 0.1, -0.0, float("inf"), float("nan"), 1e-300, True, False, np.float64(2.5),
+               np.int64(7)]
+    rows = [[t, n, None, t * 2, {"k": t}] for t in texts for n in numbers] + [[None], [""], ["", ""], [1.5]]
+    expected = io.StringIO()
+    csv.writer(expected).writerows(rows)
+    lines = _CsvLines()
+    assert "".join(lines.line(r) for r in rows) + "".join(lines.line(r) for r in rows) == expected.getvalue() * 2
+    for values in ({}, {"b": [1, 2], "a": None}, []):
+        assert _csv_fields({"values": values})[COLUMNS.index("values")] == json.dumps(values, sort_keys=True)

@@ -82,3 +82,12 @@ def test_first_removals_read_from_the_steps_are_those_the_deltas_give(conv, stra
                 expected.setdefault(index, (delta.step.step, fate))
     assert _first_removal(rep) == expected
     assert expected or strategy in ("anthropic.clear_tool_uses_20250919", "claude_code.microcompact")  # (too small)
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_the_deltas_from_a_call_on_are_the_tail_of_all_the_deltas(conv, strategy):
+    window = max(s.tokens_before for s in Setup(strategy, context_window=10_000_000).run(conv).steps)
+    rep = Setup(strategy, context_window=window, compact_at=0.5, compact_to=0.2).run(conv)
+    every = list(rep.deltas())
+    for start in sorted({0, 1, len(every) // 2, len(every) - 1, len(every)}):
+        assert list(rep.deltas(start)) == every[start:]

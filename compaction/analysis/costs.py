@@ -17,7 +17,6 @@ Summarizer calls are priced as their own uncached requests.
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Callable
 from collections.abc import Iterable
@@ -31,6 +30,8 @@ from functools import lru_cache
 from importlib import resources
 from itertools import compress
 from itertools import count
+from itertools import repeat
+from operator import is_
 from operator import is_not
 from typing import TYPE_CHECKING
 from typing import Any
@@ -41,6 +42,7 @@ from ..conversation import Message
 from ..conversation import ToolSchema
 from ..replay import CallDelta
 from ..replay import Replay
+from ..timeline import last_difference
 from ..tokens import Counter
 
 if TYPE_CHECKING:
@@ -221,31 +223,75 @@ def _stamps(conv: Conversation) -> Callable[[Message], float | None]:
 
 
 class _RunningContext:
-    """The context of the latest call and its running count, with a count mark after every message, so a call that
-    shares a prefix with the one before rewinds to it instead of recounting."""
+    """The context of the latest call and its running count, with count marks, so a call that shares a prefix with
+    the one before rewinds to it instead of recounting, and one that ends with what the call before ended with carries
+    that count over (a compaction rewrites a stretch of a long history: only that stretch is counted).
+
+    ``_marks[k]`` is the count after the first ``k`` messages, known for the first ``len(_marks)`` positions; the
+    others are made when asked for, from the last one known (a carried stretch leaves them unknown)."""
 
     def __init__(self, counter: Counter, tools: Sequence[ToolSchema]) -> None:
         self.counter, self.tools = counter, tools
         self.messages: list[Message] = []
         self.tally = counter.tally(tools=tools)
-        self._marks: list[object] = [self.tally.checkpoint()]  # (a tally's marks are opaque)  # _marks[k]: the count after the first k messages
+        self._marks: list[Any] = [self.tally.checkpoint()]  # (a tally's marks are opaque; None: it keeps none)
 
-    def cut(self, keep: int) -> None:
-        """Keep the first ``keep`` messages only."""
-        if keep == len(self.messages):
-            return
-        del self.messages[keep:]
-        mark = self._marks[keep]
-        if mark is None:  # this counter keeps no marks: recount the prefix
+    def _mark(self, k: int) -> Any:
+        """The count after the first ``k`` messages (the tally stays where it is)."""
+        marks = self._marks
+        if k >= len(marks):
+            here = self.tally.checkpoint()
+            self.tally.rewind(marks[-1])
+            marks.extend(self.tally.extend_marked(self.messages[len(marks) - 1:k]))
+            self.tally.rewind(here)
+        return marks[k]
+
+    def cut(self, keep: int, tail: int = 0) -> tuple[Any, Any] | None:
+        """Keep the first ``keep`` messages only. With ``tail``: the marks around the last ``tail`` messages cut off,
+        for :meth:`carry` (None when there are none, or this tally keeps no marks)."""
+        size = len(self.messages)
+        if keep == size:
+            return None
+        if self._marks[0] is None:  # this counter keeps no marks: recount the prefix
+            del self.messages[keep:]
             self.tally = self.counter.tally(self.messages, self.tools)
             self._marks = [None] * (keep + 1)
+            return None
+        ends = (self._mark(size - tail), self.tally.checkpoint()) if 0 < tail < size else None
+        mark = self._mark(keep)
+        del self.messages[keep:]
+        self.tally.rewind(mark)
+        del self._marks[keep + 1:]
+        return ends
+
+    def holding(self, counter: Counter, messages: Sequence[Message]) -> _RunningContext:
+        """A new running context with ``counter`` (of this one's spec) and the same tools, holding ``messages``: when
+        this one starts with those very messages, their marks are copied instead of counted again (marks are values
+        of the count: the baseline's context serves every replay of its conversation up to its first change)."""
+        other = _RunningContext(counter, self.tools)
+        size = len(messages)
+        if self._marks[0] is not None and size < len(self._marks) and _same_objects(self.messages, messages) == size:
+            other.messages = list(messages)
+            other._marks = self._marks[:size + 1]
+            other.tally.rewind(other._marks[size])
         else:
-            self.tally.rewind(mark)
-            del self._marks[keep + 1:]
+            other.extend(messages)
+        return other
 
     def extend(self, messages: Sequence[Message]) -> None:
-        self._marks.extend(self.tally.extend_marked(messages))
+        if len(self._marks) > len(self.messages):  # marks known up to here: keep making them
+            self._marks.extend(self.tally.extend_marked(messages))
+        else:
+            self.tally.extend(messages)
         self.messages.extend(messages)
+
+    def carry(self, ends: tuple[Any, Any] | None, messages: Sequence[Message]) -> None:
+        """Extend by ``messages``: the last ones :meth:`cut` cut off, which returned ``ends``; their count is carried
+        over when the tally can (their marks are then made when asked for)."""
+        if ends is None or not self.tally.carry(*ends):
+            self.extend(messages)
+        else:
+            self.messages.extend(messages)
 
 
 def price_calls(calls: Iterable[CallInput | CallUpdate], counter: Counter, prices: PriceModel,
@@ -258,16 +304,16 @@ def price_calls(calls: Iterable[CallInput | CallUpdate], counter: Counter, price
     prompt, tool definitions); calibration estimates it from reported usage. ``after``: the calls continue a run
     already priced — its report (extended in place and returned), the context its last call sent and the latest
     timestamp its calls saw."""
-    return _price(calls, counter, prices, tools, hidden_prefix_tokens, after, None, _timestamp)
+    return _price(calls, _RunningContext(counter, tools), prices, hidden_prefix_tokens, after, None, _timestamp)
 
 
-def _price(calls: Iterable[CallInput | CallUpdate], counter: Counter, prices: PriceModel, tools: Sequence[ToolSchema],
+def _price(calls: Iterable[CallInput | CallUpdate], running: _RunningContext, prices: PriceModel,
            hidden_prefix_tokens: int, after: tuple[CostReport, Sequence[Message], float | None] | None,
            times: list[float | None] | None, stamp: Callable[[Message], float | None]) -> CostReport:
     """:func:`price_calls`; ``times``, when given, receives the latest timestamp seen after each call; ``stamp``
     reads a message's timestamp (:func:`message_time`, or what a conversation keeps of it)."""
     report = CostReport(prices) if after is None else after[0]
-    running = _RunningContext(counter, tools)
+    tools = running.tools
     previous_time: float | None = None
     if after is not None:
         running.extend(after[1])
@@ -286,11 +332,18 @@ def _price(calls: Iterable[CallInput | CallUpdate], counter: Counter, prices: Pr
         p = keep
         while p < len(previous) and p - keep < len(new) and _same(previous[p], new[p - keep]):
             p += 1
-        running.cut(keep)
+        # what the context before ended with, still sent after the stretch a compaction rewrote, is carried over
+        carried, end = _carried(previous, keep, new, p - keep)
+        ends = running.cut(keep, carried)
         if p > keep:
             running.extend(new[:p - keep])
         prefix_tokens = running.tally.value(with_tools=True) if p or tools else 0
-        running.extend(new[p - keep:] if p > keep else new)
+        if carried:
+            running.extend(new[p - keep:end - carried])
+            running.carry(ends, new[end - carried:end])
+            running.extend(new[end:])
+        else:
+            running.extend(new[p - keep:] if p > keep else new)
         context = running.messages
         total = running.tally.value(with_tools=True) + hidden_prefix_tokens
         prefix_tokens += hidden_prefix_tokens
@@ -318,6 +371,20 @@ def _price(calls: Iterable[CallInput | CallUpdate], counter: Counter, prices: Pr
 def _same_objects(previous: Sequence[Message], context: Sequence[Message]) -> int:
     """Leading messages of ``context`` that are the very objects ``previous`` starts with."""
     return next(compress(count(), map(is_not, previous, context)), min(len(previous), len(context)))
+
+
+def _carried(previous: list[Message], keep: int, new: Sequence[Message], start: int) -> tuple[int, int]:
+    """(``n``, ``end``): ``new[end - n:end]`` (after ``new[:start]``) are the very objects ``previous[keep:]`` ends
+    with — what a call that rewrote a stretch of the context before it still sends, before what the log appended
+    since. (0, 0) when ``new`` does not hold the last message of ``previous[keep:]``."""
+    if len(previous) <= keep or len(new) <= start:
+        return 0, 0
+    back = next(compress(count(), map(is_, reversed(new), repeat(previous[-1], len(new) - start))), None)
+    if back is None:
+        return 0, 0
+    end = len(new) - back
+    limit = min(len(previous) - keep, end - start)
+    return last_difference(previous, new[:end] if isinstance(new, list) else list(new[:end]), limit), end
 
 
 def _same(a: Message, b: Message) -> bool:
@@ -368,9 +435,9 @@ def replay_costs(rep: Replay, prices: PriceModel, use_reported_output: bool = Tr
     if first == len(steps):
         return report
     sent = [e.message for e in rep.appended_since(0, steps[first - 1].message_index)] if first else []
-    updates = _updates(rep, use_reported_output, itertools.islice(rep.deltas(), first, None), len(sent))
-    return _price(updates, rep.counter, prices, rep.conversation.tools, 0,
-                  (report, sent, base.times[first - 1] if first else None), None, _stamps(rep.conversation))
+    updates = _updates(rep, use_reported_output, rep.deltas(first), len(sent))
+    return _price(updates, base.context.holding(rep.counter, sent), prices, 0,
+                  (report, (), base.times[first - 1] if first else None), None, _stamps(rep.conversation))
 
 
 def _baseline_updates(rep: Replay, use_reported_output: bool) -> Iterator[CallUpdate]:
@@ -384,20 +451,23 @@ def _baseline_updates(rep: Replay, use_reported_output: bool) -> Iterator[CallUp
 
 @dataclass(frozen=True)
 class _Baseline:
-    """The uncompacted run priced, the latest timestamp seen after each of its calls, and its total."""
+    """The uncompacted run priced, the latest timestamp seen after each of its calls, its total, and the context of
+    its last call with its count marks (read only: see :meth:`_RunningContext.holding`)."""
 
     report: CostReport
     times: list[float | None]
     dollars: float
+    context: _RunningContext
 
 
 def _baseline(rep: Replay, prices: PriceModel, use_reported_output: bool) -> _Baseline:
     """The baseline of ``rep``'s conversation, once per conversation, skipped messages, counter and prices."""
     def compute() -> _Baseline:
         times: list[float | None] = []
-        report = _price(_baseline_updates(rep, use_reported_output), rep.counter, prices, rep.conversation.tools, 0,
-                        None, times, _stamps(rep.conversation))
-        return _Baseline(report, times, report.total_dollars)
+        context = _RunningContext(rep.counter, rep.conversation.tools)
+        report = _price(_baseline_updates(rep, use_reported_output), context, prices, 0, None, times,
+                        _stamps(rep.conversation))
+        return _Baseline(report, times, report.total_dollars, context)
 
     return rep.conversation.memoized(("cost baseline", rep.skipped, rep.counter.spec, prices, use_reported_output),
                                      compute)

@@ -11,11 +11,13 @@ even read again.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 from collections.abc import Iterable
 from collections.abc import Iterator
 from collections.abc import Mapping
+from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -68,8 +70,47 @@ def _csv_fields(row: Mapping[str, Any]) -> list[Any]:
     fields = [row.get(c) for c in COLUMNS]
     values = fields[_VALUES_AT]
     if values is not None:
-        fields[_VALUES_AT] = _encode_values(values)
+        # (a setup run with no swept values, the commonest row: its encoding spelled out)
+        fields[_VALUES_AT] = "{}" if isinstance(values, dict) and not values else _encode_values(values)
     return fields
+
+
+class _CsvLines:
+    """Rows as ``csv.writer`` (dialect ``excel``) writes them, each distinct text quoted by the writer once: a fleet's
+    rows repeat their log, digest, conversation and setup, and the writer's character-by-character quoting of them was
+    most of what writing a row cost."""
+
+    def __init__(self) -> None:
+        self._quoted: dict[str, str] = {}
+        self._buffer = io.StringIO()
+        self._writer = csv.writer(self._buffer)
+
+    def _quote(self, text: str) -> str:
+        """``text`` as the writer writes it as one field of a row."""
+        hit = self._quoted.get(text)
+        if hit is None:
+            self._buffer.seek(0)
+            self._buffer.truncate()
+            self._writer.writerow((text, ""))  # (with another field: a lone empty field is written as "")
+            hit = self._quoted[text] = self._buffer.getvalue()[:-3]  # less ",\r\n"
+        return hit
+
+    def line(self, fields: Sequence[Any]) -> str:
+        """One row's line: the writer writes None as empty and anything else by its text (a float's str is its repr),
+        and an int's or a float's text never needs quoting."""
+        quoted, parts = self._quoted, []
+        for value in fields:
+            kind = type(value)
+            if value is None:
+                parts.append("")
+            elif kind is str:
+                text = quoted.get(value)
+                parts.append(text if text is not None else self._quote(value))
+            else:
+                parts.append(str(value) if kind is int or kind is float else self._quote(str(value)))
+        if parts == [""]:  # (a lone empty field is written quoted, so the line is not empty)
+            return '""\r\n'
+        return ",".join(parts) + "\r\n"
 
 
 def _from_text(column: str, text: str) -> Any:
@@ -98,6 +139,7 @@ class RowStore:
         self._buffer: list[dict[str, Any]] = []
         self._fh: TextIO | None = None
         self._writer: Writer | None = None
+        self._lines = _CsvLines()
         self._parts = 0
         self._index_fh: TextIO | None = None
 
@@ -193,7 +235,7 @@ class RowStore:
             self._writer = csv.writer(self._fh)
             if new:
                 self._writer.writerow(COLUMNS)
-        self._writer.writerows(map(_csv_fields, rows))
+        self._fh.write("".join(map(self._lines.line, map(_csv_fields, rows))))
         self._fh.flush()
 
     def _write_part(self) -> None:
