@@ -29,7 +29,6 @@ import json
 import os
 import threading
 import urllib.parse
-import urllib.request
 from abc import ABC
 from abc import abstractmethod
 from collections import OrderedDict
@@ -392,6 +391,8 @@ class OpenAICompatibleSummarizer(Summarizer):
         key = os.environ.get(self.api_key_env)
         if not key:
             raise RuntimeError(f"summarizer 'openai-compatible' needs an API key in ${self.api_key_env}")
+        import urllib.request  # only a live request needs it (20 ms of every CLI run and fleet worker otherwise)
+
         req = urllib.request.Request(
             self.base_url.rstrip("/") + "/chat/completions",
             data=json.dumps(payload).encode(),
