@@ -149,6 +149,14 @@ class Timeline:
         if entry.origin is not None:
             self._present.setdefault(entry.origin, []).append(entry)
 
+    def extend(self, entries: Sequence[Entry]) -> None:
+        """:meth:`append` each of ``entries``, in order."""
+        self._history.extend(entries)
+        present = self._present
+        for entry in entries:
+            if entry.origin is not None:
+                present.setdefault(entry.origin, []).append(entry)
+
     def snapshot(self, entries: Sequence[Entry], next_original: int, changed_from: int | None = None) -> int:
         """Record the runner's stored history after a change; returns the new snapshot's index. ``changed_from``:
         the runner's word that nothing before that position changed since the last snapshot (see

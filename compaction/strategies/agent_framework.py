@@ -79,6 +79,35 @@ def _from(items: list[Any], start: int) -> Iterator[Any]:
     return map(items.__getitem__, range(start, len(items)))
 
 
+#: entries flagged excluded, by reason and by the identity of the entry flagged (which the value keeps alive)
+ExcludedMemo = dict[str, dict[int, tuple[Entry, Entry]]]
+#: flagged entries an :data:`ExcludedMemo` holds at most (it starts over when full)
+EXCLUDED_KEPT = 1 << 16
+
+
+def excluded_entries(entries: Sequence[Entry], reason: str, memo: ExcludedMemo | None = None) -> list[Entry]:
+    """``entries`` flagged excluded for ``reason`` (those flagged already as they are). With ``memo``, an entry
+    flagged for the same reason before is that same object: the replays of one conversation under other thresholds
+    exclude the same originals again and again (an entry is immutable, so sharing it is safe)."""
+    if memo is None:
+        return [e if e.excluded else e.excluded_as(reason) for e in entries]
+    flagged = memo.get(reason)
+    if flagged is None:
+        flagged = memo[reason] = {}
+    elif len(flagged) >= EXCLUDED_KEPT:
+        flagged.clear()
+    out: list[Entry] = []
+    for e in entries:
+        if e.excluded:
+            out.append(e)
+            continue
+        hit = flagged.get(id(e))
+        if hit is None or hit[0] is not e:
+            hit = flagged[id(e)] = (e, e.excluded_as(reason))
+        out.append(hit[1])
+    return out
+
+
 @dataclass(eq=False, slots=True)
 class Group:
     """A ``CompactionMessageGroup``."""
@@ -120,8 +149,7 @@ class Group:
         if not self.excluded:
             return self.entries
         if self.excluded_entries is None or len(self.excluded_entries) != len(self.entries):
-            reason = self.reason or "excluded"
-            self.excluded_entries = [e if e.excluded else e.excluded_as(reason) for e in self.entries]
+            self.excluded_entries = excluded_entries(self.entries, self.reason or "excluded")
         return self.excluded_entries
 
 
@@ -134,8 +162,11 @@ class MessageIndex:
     first included non-system group, the first included ToolCall group, the first turn with an included group.
     """
 
-    def __init__(self, counter: Counter) -> None:
+    def __init__(self, counter: Counter, excluded: ExcludedMemo | None = None) -> None:
         self.counter = counter
+        #: entries already flagged excluded, shared by the indexes of one conversation's replays (see
+        #: :func:`excluded_entries`)
+        self._excluded = excluded
         self._count_one = counter.count_one
         #: a tally grown one message at a time reads what ``count`` of the whole list would (see
         #: :attr:`~compaction.tokens.Counter.tally_grows_as_count`): a growing group is not recounted from scratch
@@ -379,7 +410,7 @@ class MessageIndex:
         self._account(group, -1)
         group.excluded = True
         group.reason = reason
-        group.excluded_entries = [e if e.excluded else e.excluded_as(reason) for e in group.entries]
+        group.excluded_entries = excluded_entries(group.entries, reason, self._excluded)
 
     def collapse(self, group: Group, reason: str, new: Group) -> None:
         """``exclude(group, reason)``, then ``insert_after(group, new)``, finding the group once."""
@@ -656,7 +687,7 @@ class DotnetRunner(Runner):
 
     def __init__(self, strategy: DotnetStrategy, ctx: RunContext, lines: Mapping[str, float] | None = None) -> None:
         self.strategy = strategy
-        self.index = MessageIndex(ctx.counter)
+        self.index = MessageIndex(ctx.counter, ctx.shared("agent_framework excluded entries"))
         self._lines = dict(lines or {})
 
     def append(self, entry: Entry) -> None:
