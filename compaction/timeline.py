@@ -168,7 +168,8 @@ class Timeline:
         new = entries[kept:] if isinstance(entries, list) else list(entries[kept:]) if isinstance(
             entries, tuple) else list(entries)[kept:]
         limit = min(len(old), len(new))
-        first = first_difference(old, new, limit)
+        # (the runner's word is mostly exact: the entry it names is another)
+        first = 0 if limit and old[0] is not new[0] else first_difference(old, new, limit)
         tail = last_difference(old, new, limit - first)
         old_middle = old[first:len(old) - tail]
         new_middle = new[first:len(new) - tail]
