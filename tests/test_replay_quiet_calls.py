@@ -152,13 +152,13 @@ def test_a_runner_resumes_only_from_its_own_kind() -> None:
 
 
 # ------------------------------------------------------------------------------------------------ shared digests
-def digests(rep: Replay) -> dict[tuple[int, ...], object]:
-    """Each digest message of a replay by the originals it stands for."""
+def digests(rep: Replay, entries: bool = False) -> dict[tuple[int, ...], object]:
+    """Each digest message (or its entry) of a replay by the originals it stands for."""
     found = {}
     for k in range(len(rep.snapshots)):
         for e in rep.snapshot_entries(k):
             if e.inserted == "digest":
-                found[e.represents] = e.message
+                found[e.represents] = e if entries else e.message
     return found
 
 
@@ -175,6 +175,18 @@ def test_digests_of_the_same_group_are_one_message_across_a_conversations_replay
                                       context_window=12_000, compact_at=0.6, compact_to=0.2))
     assert {k: m.texts for k, m in other.items()} == {k: m.texts for k, m in first.items()}
     assert not any(other[k] is first[k] for k in other)
+    # and so are their entries (the same originals covered), while a fresh conversation writes its own alike
+    first_entries, second_entries, other_entries = (digests(rep, entries=True) for rep in (
+        compaction.replay(conversation, "agent_framework.tool_result_compaction", context_window=12_000,
+                          compact_at=0.6, compact_to=0.2),
+        compaction.replay(conversation, "agent_framework.tool_result_compaction", context_window=12_000,
+                          compact_at=0.7, compact_to=0.5),
+        compaction.replay(fresh(conversation), "agent_framework.tool_result_compaction", context_window=12_000,
+                          compact_at=0.6, compact_to=0.2)))
+    assert all(first_entries[k] is second_entries[k] for k in first_entries.keys() & second_entries.keys())
+    assert all(first_entries[k].message is first[k] for k in first_entries)
+    assert signature(list(other_entries.values())) == signature(list(first_entries.values()))
+    assert not any(other_entries[k] is first_entries[k] for k in other_entries)
 
 
 def test_an_original_excluded_for_the_same_reason_is_one_entry_across_a_conversations_replays() -> None:
@@ -239,7 +251,9 @@ def test_a_custom_formatter_writes_every_digest_anew() -> None:
                                        compact_to=0.2))
     assert first and not any(first[k] is second[k] for k in first.keys() & second.keys())
     assert len(calls) >= 2 * len(first)
-    assert ToolResultCompaction(compaction.policy.parse_trigger("Always()"), formatter=formatter).digests is None
+    custom = ToolResultCompaction(compaction.policy.parse_trigger("Always()"), formatter=formatter, digests={},
+                                  digest_entries={})
+    assert custom.digests is None and custom.digest_entries is None
 
 
 def test_a_conversation_keeps_the_runners_of_its_few_latest_baselines_only() -> None:

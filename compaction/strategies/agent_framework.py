@@ -384,10 +384,17 @@ class MessageIndex:
         batches (so the groups it had then are still its first groups, as they were). The groups are copied (this
         index may exclude them), the entries shared (they are immutable); this index must be new."""
         assert not self.groups, "an index resumes only when it is new"
-        groups, stored, self._turn, self._batch = mark
-        for old in islice(source.groups, groups):
-            self._place_last(Group(old.kind, list(old.entries), old.turn, old.tokens, old.excluded, old.reason,
-                                   old.excluded_entries, old.open, old.batch, old.at, old.stored_at, old.live))
+        count, stored, self._turn, self._batch = mark
+        # (what _place_last does group by group, list by list)
+        groups = self.groups = [
+            Group(old.kind, list(old.entries), old.turn, old.tokens, old.excluded, old.reason, old.excluded_entries,
+                  old.open, old.batch, old.at, old.stored_at, old.live) for old in islice(source.groups, count)]
+        self._tool_calls = [g for g in groups if g.kind == "ToolCall"]
+        self._users = [g for g in groups if g.kind == "User"]
+        account = self._account
+        for group in groups:
+            if not group.excluded:
+                account(group, +1)
         self._stored = source._stored[:stored]
 
     # ---------------------------------------------------------------------------------------------- changes
@@ -638,13 +645,17 @@ class ToolResultCompaction(DotnetStrategy):
         target: Callable[[MessageIndex], bool] | None = None,
         formatter: Callable[[Group], str] = default_tool_call_formatter,
         digests: dict[tuple[Any, ...], tuple[tuple[Message, ...], Message]] | None = None,
+        digest_entries: dict[tuple[Any, ...], tuple[tuple[Entry, ...], Entry]] | None = None,
     ) -> None:
         super().__init__(trigger, target)
         self.minimum_preserved_groups = max(0, minimum_preserved_groups)  # EnsureNonNegative
         self.formatter = formatter
+        built_in = formatter in FORMATTERS.values()
         #: digests already written, by formatter and the identities of the messages they stand for (with those
         #: messages, so the identities stay theirs): only for the built-in formatters, which read nothing else
-        self.digests = digests if formatter in FORMATTERS.values() else None
+        self.digests = digests if built_in else None
+        #: the entries of those digests, by formatter and the identities of the entries they cover (kept likewise)
+        self.digest_entries = digest_entries if built_in and digests is not None else None
 
     def digest(self, group: Group, live: Sequence[Entry]) -> Message:
         """The ``[Tool Calls]`` message standing for ``group`` (whose sent entries are ``live``): the same object for
@@ -660,6 +671,23 @@ class ToolResultCompaction(DotnetStrategy):
             hit = digests[key] = (messages, self._write_digest(group))
         return hit[1]
 
+    def digest_entry(self, group: Group, live: Sequence[Entry]) -> Entry:
+        """The entry of :meth:`digest`, covering ``live``: the same object for the same entries when digests are
+        shared (the replays of a conversation under other thresholds collapse the same groups of the same originals;
+        an entry is immutable, and the same entries cover the same originals), a new one otherwise."""
+        known = self.digest_entries
+        if known is None:
+            return self._cover(self.digest(group, live), live)
+        key = (self.formatter, *map(id, live))
+        hit = known.get(key)
+        if hit is None:
+            hit = known[key] = (tuple(live), self._cover(self.digest(group, live), live))
+        return hit[1]
+
+    @staticmethod
+    def _cover(digest: Message, live: Sequence[Entry]) -> Entry:
+        return inserted(digest, "digest", covers=live, strategy="ToolResultCompactionStrategy")
+
     def _write_digest(self, group: Group) -> Message:
         return Message(role="assistant", texts=(self.formatter(group),), meta={SUMMARY_FLAG: True})
 
@@ -669,9 +697,8 @@ class ToolResultCompaction(DotnetStrategy):
         for group in index.included_tool_calls():  # the eligible ones come before every protected group
             if id(group) in protected:
                 break
-            live = group.live_entries
-            entry = inserted(self.digest(group, live), "digest", covers=live, strategy="ToolResultCompactionStrategy")
-            index.collapse(group, self.REASON, Group("Summary", [entry], group.turn))
+            index.collapse(group, self.REASON, Group("Summary", [self.digest_entry(group, group.live_entries)],
+                                                     group.turn))
             collapsed += 1
             if self.target(index):
                 break
@@ -766,6 +793,7 @@ def _make_tool_result_compaction(params: Mapping[str, Any], ctx: RunContext) -> 
         target,
         formatter=params["formatter"] if callable(params["formatter"]) else FORMATTERS[params["formatter"]],
         digests=ctx.shared("agent_framework.tool_result_compaction digests"),
+        digest_entries=ctx.shared("agent_framework.tool_result_compaction digest entries"),
     )
     return strategy, lines
 
