@@ -59,7 +59,9 @@ def validate_threshold(context_window: int, compact_at: float, compact_to: float
     """Raise ``ValueError`` exactly where Haystack's ``CompactionHook`` does, with the reason (and, before that, for
     anything but finite numbers: Haystack's comparisons would let an infinite window through)."""
     for name, value in (("context_window", context_window), ("compact_at", compact_at), ("compact_to", compact_to)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        kind = type(value)  # (an int or a float, mostly: answered without the ABC check of numbers.Real)
+        if (kind is not int and kind is not float and (kind is bool or not isinstance(value, numbers.Real))) or \
+                not math.isfinite(value):
             raise ConfigError(f"`{name}` must be a finite number, got {value!r}.")
     if context_window < 1:
         raise ConfigError(f"`context_window` must be a positive number of tokens, got {context_window}.")

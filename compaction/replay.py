@@ -21,8 +21,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field
 from functools import cached_property
+from functools import partial
 from itertools import accumulate
 from itertools import islice
+from itertools import repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING
 from typing import Any
@@ -463,25 +465,43 @@ def _run_baseline(runner: Runner, counter: Counter, plan: Sequence[tuple[int, bo
     return _Baseline(counter, tuple(series), runner, tuple(marks))
 
 
+#: ``Step(*fields)`` with every field given, in C (a named tuple is a tuple)
+_new_step = partial(tuple.__new__, Step)
+
+
+def _quiet_steps(calls_at: Sequence[int], series: Sequence[int], first: int) -> Iterator[Step]:
+    """The steps of the first ``first`` calls, which compacted nothing (each field of a tuple zipped in C: the
+    commonest steps of a sweep over thresholds, built without a Python call each)."""
+    values = zip(range(first), calls_at, series, series, series, repeat(False), repeat(False), repeat(None),
+                 repeat(""), repeat(0), repeat(()))
+    return cast(Iterator[Step], map(_new_step, values))
+
+
+
 def _take_quiet_calls(runner: Runner, quiet: int, baseline: _Baseline, calls_at: Sequence[int],
                       plan: Sequence[tuple[int, bool]], shared: Sequence[Entry], originals: list[Entry | None],
-                      timeline: Timeline, steps: list[Step]) -> int:
+                      timeline: Timeline, steps: list[Step], budget: work_budget.WorkBudget | None) -> int:
     """Take the calls before the first whose uncompacted measure is over ``quiet`` (up to which ``runner`` surely
     does nothing: :meth:`~compaction.strategies.Runner.quiet_through`) from ``baseline``: their steps (the running
-    replay's budget checked at each, as the replay would), the originals appended meanwhile, and the runner resumed
-    from the baseline's mark at that call. Returns how many entries of ``plan`` were taken."""
+    replay's ``budget`` checked at each, as the replay would), the originals appended meanwhile, and the runner
+    resumed from the baseline's mark at that call. Returns how many entries of ``plan`` were taken."""
     first = bisect_right(baseline.peaks, quiet)
     if first == 0 or baseline.runner is None:
         return 0
-    for k, (i, tokens) in enumerate(zip(calls_at[:first], baseline.series)):
-        work_budget.at_call(k, len(calls_at))
-        steps.append(Step(k, i, tokens, tokens, tokens, False, False, None, "", 0))
+    quiet_steps = _quiet_steps(calls_at, baseline.series, first)
+    if budget is None:
+        steps.extend(quiet_steps)
+    else:
+        for step in quiet_steps:
+            work_budget.at_call(step.step, len(calls_at))
+            steps.append(step)
     runner.resume(baseline.runner, baseline.marks[first])
     end = calls_at[first] if first < len(calls_at) else len(originals)
     taken = bisect_left(plan, (end,))
-    for i, _ in islice(plan, taken):
-        entry = originals[i] = shared[i]
-        timeline.append(entry)
+    appended = [shared[i] for i, _ in islice(plan, taken)]
+    for (i, _), entry in zip(plan, appended):
+        originals[i] = entry
+    timeline.extend(appended)
     return taken
 
 
@@ -594,7 +614,7 @@ def replay(
     steps: list[Step] = []
     stored_snapshot = False  # the last snapshot holds the stored history as a projection that changed nothing sent it
     taken = 0 if quiet is None or known is None else _take_quiet_calls(
-        runner, quiet, known, calls_at, plan, shared, originals, timeline, steps)
+        runner, quiet, known, calls_at, plan, shared, originals, timeline, steps, budget)
     series = known.series if known is not None else uncompacted
     snapshot = len(timeline.snapshots) - 1
     append, keep = runner.append, timeline.append

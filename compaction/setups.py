@@ -97,6 +97,8 @@ class Params(Mapping[str, Any]):
         return self._hash
 
     def __eq__(self, other: object) -> bool:
+        if type(other) is Params:  # (the commonest: a cache key's setup against another's, without the ABC check)
+            return self._values == other._values
         return isinstance(other, Mapping) and dict(self.items()) == dict(other.items())
 
     def __repr__(self) -> str:

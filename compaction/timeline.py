@@ -149,6 +149,14 @@ class Timeline:
         if entry.origin is not None:
             self._present.setdefault(entry.origin, []).append(entry)
 
+    def extend(self, entries: Sequence[Entry]) -> None:
+        """:meth:`append` each of ``entries``, in order."""
+        self._history.extend(entries)
+        present = self._present
+        for entry in entries:
+            if entry.origin is not None:
+                present.setdefault(entry.origin, []).append(entry)
+
     def snapshot(self, entries: Sequence[Entry], next_original: int, changed_from: int | None = None) -> int:
         """Record the runner's stored history after a change; returns the new snapshot's index. ``changed_from``:
         the runner's word that nothing before that position changed since the last snapshot (see
@@ -160,7 +168,8 @@ class Timeline:
         new = entries[kept:] if isinstance(entries, list) else list(entries[kept:]) if isinstance(
             entries, tuple) else list(entries)[kept:]
         limit = min(len(old), len(new))
-        first = first_difference(old, new, limit)
+        # (the runner's word is mostly exact: the entry it names is another)
+        first = 0 if limit and old[0] is not new[0] else first_difference(old, new, limit)
         tail = last_difference(old, new, limit - first)
         old_middle = old[first:len(old) - tail]
         new_middle = new[first:len(new) - tail]

@@ -270,6 +270,21 @@ def test_small_files_travel_in_groups_larger_first_with_several_workers():
     assert len(_grouped(files, 2)) < len(_grouped(files, 8)) < len(_grouped(files, 1))
 
 
+def test_the_swept_values_written_are_encoded_once_and_kept_bounded(monkeypatch) -> None:
+    import json
+
+    from compaction.analysis import fleet_store
+
+    monkeypatch.setattr(fleet_store, "VALUES_TEXTS_KEPT", 2)
+    monkeypatch.setattr(fleet_store, "_values_texts", {})
+    for k in range(5):
+        assert fleet_store._values_text({"k": k / 4}) == json.dumps({"k": k / 4}, sort_keys=True)
+        assert len(fleet_store._values_texts) <= 2
+    assert fleet_store._values_text({"k": 1.0}) is fleet_store._values_text({"k": 1.0})
+    assert fleet_store._values_text({"k": [1]}) == "{\"k\": [1]}"  # (not plain: encoded, not kept)
+    assert all("[" not in text for text in fleet_store._values_texts.values())
+
+
 def test_row_lines_are_what_the_csv_writer_writes():
     """The store writes each row's line itself, each distinct text quoted by the csv writer once: the same bytes."""
     import csv
@@ -290,5 +305,7 @@ def test_row_lines_are_what_the_csv_writer_writes():
     csv.writer(expected).writerows(rows)
     lines = _CsvLines()
     assert "".join(lines.line(r) for r in rows) + "".join(lines.line(r) for r in rows) == expected.getvalue() * 2
-    for values in ({}, {"b": [1, 2], "a": None}, []):
+    swept = [{"b": [1, 2], "a": None}, [], {"x": 1}, {"x": 1.0}, {"x": True}, {"x": "1"}, {"x": 0.0}, {"x": -0.0},
+             {"x": float("nan")}, {"x": np.float64(0.5)}, {"x": 0.5}, {"y": 1, "x": 2}, {"x": 2, "y": 1}, {"é": "ü"}]
+    for values in [{}, *swept, *swept]:  # (twice: the second time from what was encoded the first)
         assert _csv_fields({"values": values})[COLUMNS.index("values")] == json.dumps(values, sort_keys=True)

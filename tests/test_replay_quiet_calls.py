@@ -152,13 +152,13 @@ def test_a_runner_resumes_only_from_its_own_kind() -> None:
 
 
 # ------------------------------------------------------------------------------------------------ shared digests
-def digests(rep: Replay) -> dict[tuple[int, ...], object]:
-    """Each digest message of a replay by the originals it stands for."""
+def digests(rep: Replay, entries: bool = False) -> dict[tuple[int, ...], object]:
+    """Each digest message (or its entry) of a replay by the originals it stands for."""
     found = {}
     for k in range(len(rep.snapshots)):
         for e in rep.snapshot_entries(k):
             if e.inserted == "digest":
-                found[e.represents] = e.message
+                found[e.represents] = e if entries else e.message
     return found
 
 
@@ -175,6 +175,64 @@ def test_digests_of_the_same_group_are_one_message_across_a_conversations_replay
                                       context_window=12_000, compact_at=0.6, compact_to=0.2))
     assert {k: m.texts for k, m in other.items()} == {k: m.texts for k, m in first.items()}
     assert not any(other[k] is first[k] for k in other)
+    # and so are their entries (the same originals covered), while a fresh conversation writes its own alike
+    first_entries, second_entries, other_entries = (digests(rep, entries=True) for rep in (
+        compaction.replay(conversation, "agent_framework.tool_result_compaction", context_window=12_000,
+                          compact_at=0.6, compact_to=0.2),
+        compaction.replay(conversation, "agent_framework.tool_result_compaction", context_window=12_000,
+                          compact_at=0.7, compact_to=0.5),
+        compaction.replay(fresh(conversation), "agent_framework.tool_result_compaction", context_window=12_000,
+                          compact_at=0.6, compact_to=0.2)))
+    assert all(first_entries[k] is second_entries[k] for k in first_entries.keys() & second_entries.keys())
+    assert all(first_entries[k].message is first[k] for k in first_entries)
+    assert signature(list(other_entries.values())) == signature(list(first_entries.values()))
+    assert not any(other_entries[k] is first_entries[k] for k in other_entries)
+
+
+def test_an_original_excluded_for_the_same_reason_is_one_entry_across_a_conversations_replays() -> None:
+    """The entries an index flags excluded are shared by the replays of a conversation (through its memo), as the
+    digests are; a fresh conversation flags its own, alike."""
+
+    def flagged(rep: Replay) -> dict[tuple[int | None, str | None], Entry]:
+        return {(e.origin, e.exclude_reason): e for k in range(len(rep.snapshots)) for e in rep.snapshot_entries(k)
+                if e.excluded and e.origin is not None}
+
+    conversation = fresh(compaction.load(sample_paths("coding_agent.openai.json")[0]))
+    first = flagged(compaction.replay(conversation, "agent_framework.tool_result_compaction", context_window=12_000,
+                                      compact_at=0.6, compact_to=0.2))
+    second = flagged(compaction.replay(conversation, "agent_framework.tool_result_compaction", context_window=12_000,
+                                       compact_at=0.7, compact_to=0.5))
+    shared = first.keys() & second.keys()
+    assert shared
+    assert all(first[k] is second[k] for k in shared)
+    other = flagged(compaction.replay(fresh(conversation), "agent_framework.tool_result_compaction",
+                                      context_window=12_000, compact_at=0.6, compact_to=0.2))
+    assert signature(list(other.values())) == signature(list(first.values()))
+    assert not any(other[k] is first[k] for k in other)
+
+
+def test_the_flagged_entries_kept_start_over_when_full(monkeypatch) -> None:
+    from compaction.strategies import agent_framework
+
+    monkeypatch.setattr(agent_framework, "EXCLUDED_KEPT", 2)
+    entries = [Entry(compaction.conversation.user(f"m{k}"), k) for k in range(3)]
+    memo: agent_framework.ExcludedMemo = {}
+    first = agent_framework.excluded_entries(entries, "why", memo)
+    assert [e.exclude_reason for e in first] == ["why"] * 3 and all(e.excluded for e in first)
+    assert len(memo["why"]) == 3  # (the memo is full after this list: the next one starts over)
+    again = agent_framework.excluded_entries([entries[0], first[1]], "why", memo)
+    assert again[0] is not first[0] and again[1] is first[1] and len(memo["why"]) == 1
+    assert agent_framework.excluded_entries([entries[0]], "why", memo)[0] is again[0]
+    assert agent_framework.excluded_entries([entries[0]], "other", memo)[0] is not again[0]
+
+
+def test_the_quiet_steps_are_the_steps_a_replay_builds() -> None:
+    from compaction.replay import Step
+    from compaction.replay import _quiet_steps
+
+    steps = list(_quiet_steps([1, 4, 9], [10, 20, 30], 2))
+    assert steps == [Step(0, 1, 10, 10, 10, False, False, None, "", 0), Step(1, 4, 20, 20, 20, False, False, None, "", 0)]
+    assert all(type(s) is Step and s.model_calls == () for s in steps)
 
 
 def test_a_custom_formatter_writes_every_digest_anew() -> None:
@@ -193,7 +251,9 @@ def test_a_custom_formatter_writes_every_digest_anew() -> None:
                                        compact_to=0.2))
     assert first and not any(first[k] is second[k] for k in first.keys() & second.keys())
     assert len(calls) >= 2 * len(first)
-    assert ToolResultCompaction(compaction.policy.parse_trigger("Always()"), formatter=formatter).digests is None
+    custom = ToolResultCompaction(compaction.policy.parse_trigger("Always()"), formatter=formatter, digests={},
+                                  digest_entries={})
+    assert custom.digests is None and custom.digest_entries is None
 
 
 def test_a_conversation_keeps_the_runners_of_its_few_latest_baselines_only() -> None:

@@ -190,3 +190,16 @@ def test_shared_stretches_match_a_scan(n_a, n_b, changed, extra):
     rest = limit - first
     last = next((k for k in range(rest) if a[-1 - k] is not b[-1 - k]), rest)
     assert last_difference(a, b, rest) == last
+
+
+def test_extending_a_timeline_is_appending_each_entry() -> None:
+    history = [original(_message(k), k) for k in range(6)]
+    history.insert(3, inserted(_message(-1), "note"))
+    one, many = Timeline(), Timeline()
+    for e in history:
+        one.append(e)
+    many.extend(history[:2])
+    many.extend(history[2:])
+    assert (one._history, one._present) == (many._history, many._present)
+    assert one.snapshot(history[1:], 6) == many.snapshot(history[1:], 6)
+    assert one.changes == many.changes

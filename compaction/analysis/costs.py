@@ -357,11 +357,9 @@ def _price(calls: Iterable[CallInput | CallUpdate], running: _RunningContext, pr
         else:
             s_in = s_out = 0
             summarizer_dollars = no_summarizer
-        priced.append(CallCost(
-            step=call.step, input_tokens=total, cache_read=read, cache_write=write, uncached=uncached,
-            output=call.output_tokens, dollars=prices.dollars(uncached, read, write, call.output_tokens), cold=cold,
-            prefix_messages=p, summarizer_input=s_in, summarizer_output=s_out, summarizer_dollars=summarizer_dollars,
-        ))
+        priced.append(CallCost(  # (by position: keywords took twice as long to parse)
+            call.step, total, read, write, uncached, call.output_tokens,
+            prices.dollars(uncached, read, write, call.output_tokens), cold, p, s_in, s_out, summarizer_dollars))
         previous_time = now if now is not None else previous_time
         if times is not None:
             times.append(previous_time)

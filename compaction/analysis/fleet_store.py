@@ -64,6 +64,27 @@ def _to_text(column: str, value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+#: value types whose JSON their type and repr decide
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+#: encodings of swept values already written (a fleet's rows repeat a few), and how many are kept at most
+_values_texts: dict[tuple[tuple[Any, ...], tuple[str, ...]], str] = {}
+VALUES_TEXTS_KEPT = 4096
+
+
+def _values_text(values: Any) -> str:
+    """``_encode_values(values)``: a dict of plain values is encoded once (building the encoder took most of a
+    row's writing), known by its keys and its values' reprs."""
+    if type(values) is not dict or not all(type(v) in _PLAIN for v in values.values()):
+        return _encode_values(values)
+    key = (tuple(values), tuple(map(repr, values.values())))
+    text = _values_texts.get(key)
+    if text is None:
+        if len(_values_texts) >= VALUES_TEXTS_KEPT:
+            _values_texts.clear()
+        text = _values_texts[key] = _encode_values(values)
+    return text
+
+
 def _csv_fields(row: Mapping[str, Any]) -> list[Any]:
     """A row's fields as :func:`_to_text` writes them, left to the CSV writer where it writes the same (it writes
     None as empty, a float by its repr and anything else by str)."""
@@ -71,7 +92,7 @@ def _csv_fields(row: Mapping[str, Any]) -> list[Any]:
     values = fields[_VALUES_AT]
     if values is not None:
         # (a setup run with no swept values, the commonest row: its encoding spelled out)
-        fields[_VALUES_AT] = "{}" if isinstance(values, dict) and not values else _encode_values(values)
+        fields[_VALUES_AT] = "{}" if isinstance(values, dict) and not values else _values_text(values)
     return fields
 
 

@@ -79,6 +79,35 @@ def _from(items: list[Any], start: int) -> Iterator[Any]:
     return map(items.__getitem__, range(start, len(items)))
 
 
+#: entries flagged excluded, by reason and by the identity of the entry flagged (which the value keeps alive)
+ExcludedMemo = dict[str, dict[int, tuple[Entry, Entry]]]
+#: flagged entries an :data:`ExcludedMemo` holds at most (it starts over when full)
+EXCLUDED_KEPT = 1 << 16
+
+
+def excluded_entries(entries: Sequence[Entry], reason: str, memo: ExcludedMemo | None = None) -> list[Entry]:
+    """``entries`` flagged excluded for ``reason`` (those flagged already as they are). With ``memo``, an entry
+    flagged for the same reason before is that same object: the replays of one conversation under other thresholds
+    exclude the same originals again and again (an entry is immutable, so sharing it is safe)."""
+    if memo is None:
+        return [e if e.excluded else e.excluded_as(reason) for e in entries]
+    flagged = memo.get(reason)
+    if flagged is None:
+        flagged = memo[reason] = {}
+    elif len(flagged) >= EXCLUDED_KEPT:
+        flagged.clear()
+    out: list[Entry] = []
+    for e in entries:
+        if e.excluded:
+            out.append(e)
+            continue
+        hit = flagged.get(id(e))
+        if hit is None or hit[0] is not e:
+            hit = flagged[id(e)] = (e, e.excluded_as(reason))
+        out.append(hit[1])
+    return out
+
+
 @dataclass(eq=False, slots=True)
 class Group:
     """A ``CompactionMessageGroup``."""
@@ -120,8 +149,7 @@ class Group:
         if not self.excluded:
             return self.entries
         if self.excluded_entries is None or len(self.excluded_entries) != len(self.entries):
-            reason = self.reason or "excluded"
-            self.excluded_entries = [e if e.excluded else e.excluded_as(reason) for e in self.entries]
+            self.excluded_entries = excluded_entries(self.entries, self.reason or "excluded")
         return self.excluded_entries
 
 
@@ -134,8 +162,11 @@ class MessageIndex:
     first included non-system group, the first included ToolCall group, the first turn with an included group.
     """
 
-    def __init__(self, counter: Counter) -> None:
+    def __init__(self, counter: Counter, excluded: ExcludedMemo | None = None) -> None:
         self.counter = counter
+        #: entries already flagged excluded, shared by the indexes of one conversation's replays (see
+        #: :func:`excluded_entries`)
+        self._excluded = excluded
         self._count_one = counter.count_one
         #: a tally grown one message at a time reads what ``count`` of the whole list would (see
         #: :attr:`~compaction.tokens.Counter.tally_grows_as_count`): a growing group is not recounted from scratch
@@ -353,10 +384,17 @@ class MessageIndex:
         batches (so the groups it had then are still its first groups, as they were). The groups are copied (this
         index may exclude them), the entries shared (they are immutable); this index must be new."""
         assert not self.groups, "an index resumes only when it is new"
-        groups, stored, self._turn, self._batch = mark
-        for old in islice(source.groups, groups):
-            self._place_last(Group(old.kind, list(old.entries), old.turn, old.tokens, old.excluded, old.reason,
-                                   old.excluded_entries, old.open, old.batch, old.at, old.stored_at, old.live))
+        count, stored, self._turn, self._batch = mark
+        # (what _place_last does group by group, list by list)
+        groups = self.groups = [
+            Group(old.kind, list(old.entries), old.turn, old.tokens, old.excluded, old.reason, old.excluded_entries,
+                  old.open, old.batch, old.at, old.stored_at, old.live) for old in islice(source.groups, count)]
+        self._tool_calls = [g for g in groups if g.kind == "ToolCall"]
+        self._users = [g for g in groups if g.kind == "User"]
+        account = self._account
+        for group in groups:
+            if not group.excluded:
+                account(group, +1)
         self._stored = source._stored[:stored]
 
     # ---------------------------------------------------------------------------------------------- changes
@@ -379,7 +417,7 @@ class MessageIndex:
         self._account(group, -1)
         group.excluded = True
         group.reason = reason
-        group.excluded_entries = [e if e.excluded else e.excluded_as(reason) for e in group.entries]
+        group.excluded_entries = excluded_entries(group.entries, reason, self._excluded)
 
     def collapse(self, group: Group, reason: str, new: Group) -> None:
         """``exclude(group, reason)``, then ``insert_after(group, new)``, finding the group once."""
@@ -607,13 +645,17 @@ class ToolResultCompaction(DotnetStrategy):
         target: Callable[[MessageIndex], bool] | None = None,
         formatter: Callable[[Group], str] = default_tool_call_formatter,
         digests: dict[tuple[Any, ...], tuple[tuple[Message, ...], Message]] | None = None,
+        digest_entries: dict[tuple[Any, ...], tuple[tuple[Entry, ...], Entry]] | None = None,
     ) -> None:
         super().__init__(trigger, target)
         self.minimum_preserved_groups = max(0, minimum_preserved_groups)  # EnsureNonNegative
         self.formatter = formatter
+        built_in = formatter in FORMATTERS.values()
         #: digests already written, by formatter and the identities of the messages they stand for (with those
         #: messages, so the identities stay theirs): only for the built-in formatters, which read nothing else
-        self.digests = digests if formatter in FORMATTERS.values() else None
+        self.digests = digests if built_in else None
+        #: the entries of those digests, by formatter and the identities of the entries they cover (kept likewise)
+        self.digest_entries = digest_entries if built_in and digests is not None else None
 
     def digest(self, group: Group, live: Sequence[Entry]) -> Message:
         """The ``[Tool Calls]`` message standing for ``group`` (whose sent entries are ``live``): the same object for
@@ -629,6 +671,23 @@ class ToolResultCompaction(DotnetStrategy):
             hit = digests[key] = (messages, self._write_digest(group))
         return hit[1]
 
+    def digest_entry(self, group: Group, live: Sequence[Entry]) -> Entry:
+        """The entry of :meth:`digest`, covering ``live``: the same object for the same entries when digests are
+        shared (the replays of a conversation under other thresholds collapse the same groups of the same originals;
+        an entry is immutable, and the same entries cover the same originals), a new one otherwise."""
+        known = self.digest_entries
+        if known is None:
+            return self._cover(self.digest(group, live), live)
+        key = (self.formatter, *map(id, live))
+        hit = known.get(key)
+        if hit is None:
+            hit = known[key] = (tuple(live), self._cover(self.digest(group, live), live))
+        return hit[1]
+
+    @staticmethod
+    def _cover(digest: Message, live: Sequence[Entry]) -> Entry:
+        return inserted(digest, "digest", covers=live, strategy="ToolResultCompactionStrategy")
+
     def _write_digest(self, group: Group) -> Message:
         return Message(role="assistant", texts=(self.formatter(group),), meta={SUMMARY_FLAG: True})
 
@@ -638,9 +697,8 @@ class ToolResultCompaction(DotnetStrategy):
         for group in index.included_tool_calls():  # the eligible ones come before every protected group
             if id(group) in protected:
                 break
-            live = group.live_entries
-            entry = inserted(self.digest(group, live), "digest", covers=live, strategy="ToolResultCompactionStrategy")
-            index.collapse(group, self.REASON, Group("Summary", [entry], group.turn))
+            index.collapse(group, self.REASON, Group("Summary", [self.digest_entry(group, group.live_entries)],
+                                                     group.turn))
             collapsed += 1
             if self.target(index):
                 break
@@ -656,7 +714,7 @@ class DotnetRunner(Runner):
 
     def __init__(self, strategy: DotnetStrategy, ctx: RunContext, lines: Mapping[str, float] | None = None) -> None:
         self.strategy = strategy
-        self.index = MessageIndex(ctx.counter)
+        self.index = MessageIndex(ctx.counter, ctx.shared("agent_framework excluded entries"))
         self._lines = dict(lines or {})
 
     def append(self, entry: Entry) -> None:
@@ -735,6 +793,7 @@ def _make_tool_result_compaction(params: Mapping[str, Any], ctx: RunContext) -> 
         target,
         formatter=params["formatter"] if callable(params["formatter"]) else FORMATTERS[params["formatter"]],
         digests=ctx.shared("agent_framework.tool_result_compaction digests"),
+        digest_entries=ctx.shared("agent_framework.tool_result_compaction digest entries"),
     )
     return strategy, lines
 
