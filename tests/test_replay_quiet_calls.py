@@ -162,27 +162,28 @@ def digests(rep: Replay, entries: bool = False) -> dict[tuple[int, ...], object]
     return found
 
 
+def three_replays(conversation: compaction.Conversation) -> tuple[Replay, Replay, Replay]:
+    """Agent Framework's tool-result compaction on ``conversation`` under two sets of thresholds, and on a fresh copy
+    of it (which shares nothing with the first two) under the first set."""
+
+    def run(conv: compaction.Conversation, at: float, to: float) -> Replay:
+        return compaction.replay(conv, "agent_framework.tool_result_compaction", context_window=12_000,
+                                 compact_at=at, compact_to=to)
+
+    return run(conversation, 0.6, 0.2), run(conversation, 0.7, 0.5), run(fresh(conversation), 0.6, 0.2)
+
+
 def test_digests_of_the_same_group_are_one_message_across_a_conversations_replays() -> None:
     conversation = fresh(compaction.load(sample_paths("coding_agent.openai.json")[0]))
-    first = digests(compaction.replay(conversation, "agent_framework.tool_result_compaction", context_window=12_000,
-                                      compact_at=0.6, compact_to=0.2))
-    second = digests(compaction.replay(conversation, "agent_framework.tool_result_compaction", context_window=12_000,
-                                       compact_at=0.7, compact_to=0.5))
+    replays = three_replays(conversation)
+    first, second, other = (digests(rep) for rep in replays)
     shared = first.keys() & second.keys()
     assert shared
     assert all(first[k] is second[k] for k in shared)
-    other = digests(compaction.replay(fresh(conversation), "agent_framework.tool_result_compaction",
-                                      context_window=12_000, compact_at=0.6, compact_to=0.2))
     assert {k: m.texts for k, m in other.items()} == {k: m.texts for k, m in first.items()}
     assert not any(other[k] is first[k] for k in other)
     # and so are their entries (the same originals covered), while a fresh conversation writes its own alike
-    first_entries, second_entries, other_entries = (digests(rep, entries=True) for rep in (
-        compaction.replay(conversation, "agent_framework.tool_result_compaction", context_window=12_000,
-                          compact_at=0.6, compact_to=0.2),
-        compaction.replay(conversation, "agent_framework.tool_result_compaction", context_window=12_000,
-                          compact_at=0.7, compact_to=0.5),
-        compaction.replay(fresh(conversation), "agent_framework.tool_result_compaction", context_window=12_000,
-                          compact_at=0.6, compact_to=0.2)))
+    first_entries, second_entries, other_entries = (digests(rep, entries=True) for rep in replays)
     assert all(first_entries[k] is second_entries[k] for k in first_entries.keys() & second_entries.keys())
     assert all(first_entries[k].message is first[k] for k in first_entries)
     assert signature(list(other_entries.values())) == signature(list(first_entries.values()))
@@ -198,15 +199,10 @@ def test_an_original_excluded_for_the_same_reason_is_one_entry_across_a_conversa
                 if e.excluded and e.origin is not None}
 
     conversation = fresh(compaction.load(sample_paths("coding_agent.openai.json")[0]))
-    first = flagged(compaction.replay(conversation, "agent_framework.tool_result_compaction", context_window=12_000,
-                                      compact_at=0.6, compact_to=0.2))
-    second = flagged(compaction.replay(conversation, "agent_framework.tool_result_compaction", context_window=12_000,
-                                       compact_at=0.7, compact_to=0.5))
+    first, second, other = (flagged(rep) for rep in three_replays(conversation))
     shared = first.keys() & second.keys()
     assert shared
     assert all(first[k] is second[k] for k in shared)
-    other = flagged(compaction.replay(fresh(conversation), "agent_framework.tool_result_compaction",
-                                      context_window=12_000, compact_at=0.6, compact_to=0.2))
     assert signature(list(other.values())) == signature(list(first.values()))
     assert not any(other[k] is first[k] for k in other)
 
