@@ -477,7 +477,6 @@ def _quiet_steps(calls_at: Sequence[int], series: Sequence[int], first: int) -> 
     return cast(Iterator[Step], map(_new_step, values))
 
 
-
 def _take_quiet_calls(runner: Runner, quiet: int, baseline: _Baseline, calls_at: Sequence[int],
                       plan: Sequence[tuple[int, bool]], shared: Sequence[Entry], originals: list[Entry | None],
                       timeline: Timeline, steps: list[Step], budget: work_budget.WorkBudget | None) -> int:

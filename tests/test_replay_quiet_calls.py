@@ -222,6 +222,22 @@ def test_the_flagged_entries_kept_start_over_when_full(monkeypatch) -> None:
     assert agent_framework.excluded_entries([entries[0]], "other", memo)[0] is not again[0]
 
 
+def test_a_conversations_shared_digests_start_over_when_full(monkeypatch) -> None:
+    """The digests and digest entries a conversation's replays share are bounded as its flagged entries are (a long
+    session of threshold changes must not grow them without end); what the replays send is unchanged."""
+    from compaction.strategies import agent_framework
+
+    conversation = fresh(compaction.load(sample_paths("coding_agent.openai.json")[0]))
+    unbounded = [digests(rep) for rep in three_replays(conversation)[:2]]
+    monkeypatch.setattr(agent_framework, "EXCLUDED_KEPT", 2)
+    bounded_conversation = fresh(conversation)
+    bounded = [digests(rep) for rep in three_replays(bounded_conversation)[:2]]
+    shared = [v for k, v in bounded_conversation.memo.items() if k[0] == "runners share" and "digest" in k[1]]
+    assert shared and all(len(memo) <= 2 for memo in shared)
+    assert [{k: m.texts for k, m in d.items()} for d in bounded] == [{k: m.texts for k, m in d.items()}
+                                                                      for d in unbounded]
+
+
 def test_the_quiet_steps_are_the_steps_a_replay_builds() -> None:
     from compaction.replay import Step
     from compaction.replay import _quiet_steps

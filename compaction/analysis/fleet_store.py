@@ -96,6 +96,10 @@ def _csv_fields(row: Mapping[str, Any]) -> list[Any]:
     return fields
 
 
+#: quoted texts a row store keeps (a corpus's logs, digests, conversations and setups repeat; an error text may not)
+QUOTED_KEPT = 1 << 16
+
+
 class _CsvLines:
     """Rows as ``csv.writer`` (dialect ``excel``) writes them, each distinct text quoted by the writer once: a fleet's
     rows repeat their log, digest, conversation and setup, and the writer's character-by-character quoting of them was
@@ -107,9 +111,11 @@ class _CsvLines:
         self._writer = csv.writer(self._buffer)
 
     def _quote(self, text: str) -> str:
-        """``text`` as the writer writes it as one field of a row."""
+        """``text`` as the writer writes it as one field of a row (at most :data:`QUOTED_KEPT` texts are kept)."""
         hit = self._quoted.get(text)
         if hit is None:
+            if len(self._quoted) >= QUOTED_KEPT:
+                self._quoted.clear()
             self._buffer.seek(0)
             self._buffer.truncate()
             self._writer.writerow((text, ""))  # (with another field: a lone empty field is written as "")

@@ -81,8 +81,16 @@ def _from(items: list[Any], start: int) -> Iterator[Any]:
 
 #: entries flagged excluded, by reason and by the identity of the entry flagged (which the value keeps alive)
 ExcludedMemo = dict[str, dict[int, tuple[Entry, Entry]]]
-#: flagged entries an :data:`ExcludedMemo` holds at most (it starts over when full)
+#: flagged entries an :data:`ExcludedMemo` holds at most, and digests (or digest entries) a conversation's shared
+#: memo holds at most: each starts over when full (sharing saves work; a long session must not grow without bound)
 EXCLUDED_KEPT = 1 << 16
+
+
+def _room(memo: dict[Any, Any]) -> dict[Any, Any]:
+    """``memo``, emptied first when it holds :data:`EXCLUDED_KEPT` items."""
+    if len(memo) >= EXCLUDED_KEPT:
+        memo.clear()
+    return memo
 
 
 def excluded_entries(entries: Sequence[Entry], reason: str, memo: ExcludedMemo | None = None) -> list[Entry]:
@@ -94,8 +102,7 @@ def excluded_entries(entries: Sequence[Entry], reason: str, memo: ExcludedMemo |
     flagged = memo.get(reason)
     if flagged is None:
         flagged = memo[reason] = {}
-    elif len(flagged) >= EXCLUDED_KEPT:
-        flagged.clear()
+    _room(flagged)
     out: list[Entry] = []
     for e in entries:
         if e.excluded:
@@ -668,7 +675,7 @@ class ToolResultCompaction(DotnetStrategy):
         key = (self.formatter, *map(id, messages))
         hit = digests.get(key)
         if hit is None:
-            hit = digests[key] = (messages, self._write_digest(group))
+            hit = _room(digests)[key] = (messages, self._write_digest(group))
         return hit[1]
 
     def digest_entry(self, group: Group, live: Sequence[Entry]) -> Entry:
@@ -681,7 +688,7 @@ class ToolResultCompaction(DotnetStrategy):
         key = (self.formatter, *map(id, live))
         hit = known.get(key)
         if hit is None:
-            hit = known[key] = (tuple(live), self._cover(self.digest(group, live), live))
+            hit = _room(known)[key] = (tuple(live), self._cover(self.digest(group, live), live))
         return hit[1]
 
     @staticmethod
