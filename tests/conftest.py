@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from compaction.ui import state as ui_state
 from compaction.ui.server import STARTUP_SECONDS as SERVER_STARTUP_SECONDS
 from compaction.ui.server import streamlit_app  # noqa: F401 - the browser tests take it from here
 
@@ -93,3 +94,10 @@ def browser():
 
 #: seconds a streamlit server (or a page) gets to come up
 STARTUP_SECONDS = SERVER_STARTUP_SECONDS
+
+
+def open_parameters(at, slot: str = "A"):
+    """Open setup ``slot``'s parameter popover in an ``AppTest`` and run it: the parameters' widgets are drawn only
+    while it is open."""
+    at.session_state[ui_state.params_open_key(slot)] = True
+    return at.run()

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from conftest import SAMPLES
+from conftest import open_parameters
 from conftest import real_log
 from streamlit.testing.v1 import AppTest
 
@@ -127,6 +128,7 @@ def assert_clean(at: AppTest) -> None:
 def compact_hard(at: AppTest) -> AppTest:
     """A small window so both default setups compact on the test log (its 16 groups are all Agent Framework's
     default minimumPreservedGroups would protect, so setup B preserves 4)."""
+    open_parameters(at, "B")
     at.number_input(key=state.widget_key("B", "agent_framework.tool_result_compaction", "minimum_preserved_groups")
                     ).set_value(4)
     return at.number_input(key=settings.WINDOW_KEY).set_value(20_000).run()
@@ -270,6 +272,7 @@ def test_switching_strategy_in_the_app_replays_with_the_new_one(app: AppTest):
     assert any("Haystack" in m and "Sliding" in m for m in texts(app.markdown))
     assert [m.value for m in app.metric if m.label == "Tokens saved"] != before
     app.selectbox(key=setups.strategy_key("A")).set_value("haystack.tool_result_pruning").run()
+    open_parameters(app, "A")
     app.slider(key=setups.widget_key("A", "haystack.tool_result_pruning", "min_keep_steps")).set_value(3).run()
     assert_clean(app)
 
@@ -304,6 +307,7 @@ def _param_widgets_script() -> None:
 
 def test_an_invalid_parameter_is_a_readable_error_for_that_setup_only(app: AppTest):
     key = setups.widget_key("B", "agent_framework.tool_result_compaction", "trigger")
+    open_parameters(app, "B")
     app.text_input(key=key).set_value("TokensExceed(").run()
     assert not app.exception
     errors = texts(app.error)
@@ -599,8 +603,26 @@ def test_strategy_and_parameter_keys_are_told_apart_from_the_sidebars_keys():
     assert state.is_strategy_key(state.strategy_key("A"))
     assert state.is_strategy_key(state.widget_key("S27", "agent_framework.tool_result_compaction", "trigger"))
     for key in (state.label_key("A"), state.own_policy_key("A"), state.own_counter_key("B"),
-                state.unconfirmed_key("A"), *state.policy_keys("A"), *state.counter_keys("C")):
+                state.unconfirmed_key("A"), *state.policy_keys("A"), *state.counter_keys("C"),
+                state.params_open_key("A")):
         assert not state.is_strategy_key(key), key
+
+
+def test_a_parameter_keeps_its_value_while_its_popover_is_closed(app: AppTest):
+    """The parameters' widgets are drawn only while their popover is open; a value set there stays, runs the setup and
+    travels in the link through the runs that do not draw it (a threshold change among them)."""
+    key = setups.widget_key("A", "haystack.tool_result_pruning", "min_keep_steps")
+    assert not [w for w in app.slider if w.key == key]  # closed: no widget, the default runs
+    open_parameters(app, "A").slider(key=key).set_value(3).run()
+    app.session_state[state.params_open_key("A")] = False
+    app.run()
+    assert not [w for w in app.slider if w.key == key]
+    for window in (30_000, 20_000):
+        app.number_input(key=settings.WINDOW_KEY).set_value(window).run()
+        assert_clean(app)
+    assert app.session_state[key] == 3
+    assert decode_from_url(param(app, "setups"))[0].params["min_keep_steps"] == 3
+    assert open_parameters(app, "A").slider(key=key).value == 3
 
 
 # ---------------------------------------------------------------------------------------------- tour and URL

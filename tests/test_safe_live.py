@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import open_parameters
 from conftest import real_log
 from listener import SUMMARY
 from listener import Listener
@@ -234,6 +235,7 @@ def test_a_setup_made_on_the_page_calls_the_model_only_when_enabled(endpoint: Li
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.number_input(key=settings.WINDOW_KEY).set_value(WINDOW)
     at.selectbox(key=setups.strategy_key("A")).set_value(SUMMARIZE).run()
+    open_parameters(at, "A")
     at.selectbox(key=setups.widget_key("A", SUMMARIZE, "summarizer")).set_value("openai-compatible").run()
     assert_page_intact(at)
     assert bool(endpoint.requests) is enabled
@@ -279,17 +281,19 @@ def test_values_from_a_link_reach_the_widgets_within_their_range(endpoint: Liste
         {"strategy": PRUNE, "params": {"min_keep_steps": -5}, "context_window": 0, "compact_at": 7, "compact_to": 0.4},
         {"strategy": PRUNE, "params": {"min_keep_steps": 10**300}, "counter": "approx:1000"}]))
     assert_page_intact(at)
-    widget = setups.widget_key
-    assert at.slider(key=widget("A", PRUNE, "min_keep_steps")).value == 1
-    assert at.slider(key=widget("B", PRUNE, "min_keep_steps")).value == 50
-    assert at.number_input(key=settings.WINDOW_KEY).value == 1 and at.slider(key=settings.AT_KEY).value == 1.0
-    assert at.number_input(key=state.counter_keys("B").chars).value == 20.0
-    notices = plain(at.info)
+    notices = plain(at.info)  # shown once, on the run the link opened
     for fragment in ("setup 1: parameter 'min_keep_steps': -5 is outside its range; using its minimum 1",
                      "shared policy: context_window 0 is outside the app's range (1 to 10,000,000); using 1",
                      "shared policy: compact_at 7 is outside the app's range (0.05 to 1); using 1",
                      "setup 2: chars per token 1,000 is outside the app's range (0.5 to 20); using 20"):
         assert fragment in notices, notices
+    for slot in ("A", "B"):
+        open_parameters(at, slot)
+    widget = setups.widget_key
+    assert at.slider(key=widget("A", PRUNE, "min_keep_steps")).value == 1
+    assert at.slider(key=widget("B", PRUNE, "min_keep_steps")).value == 50
+    assert at.number_input(key=settings.WINDOW_KEY).value == 1 and at.slider(key=settings.AT_KEY).value == 1.0
+    assert at.number_input(key=state.counter_keys("B").chars).value == 20.0
 
 
 def test_the_uploader_takes_a_gzipped_log(samples: Path):

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from conftest import open_parameters
 from streamlit.testing.v1 import AppTest
 from test_app import coding_log
 
@@ -95,6 +96,7 @@ def set_strategy(at: AppTest, slot: str, strategy: str) -> AppTest:
 
 
 def set_param(at: AppTest, slot: str, strategy: str, param: str, value: object) -> AppTest:
+    open_parameters(at, slot)
     widget = at.get_by_key(setups.widget_key(slot, strategy, param))
     assert widget is not None, (slot, strategy, param)
     return widget.set_value(value).run()

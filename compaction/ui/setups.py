@@ -70,58 +70,77 @@ class SetupSpec:
 
 
 def shown_value(key: str, default: T) -> T:
-    """The ``value=`` of a parameter widget: what its key holds, else ``default``. The parameters sit in a popover,
-    whose widgets the browser creates only when it opens, from the value they were last sent with (without it, a
-    number input shows its minimum while the setup runs with the value it holds)."""
+    """What a widget of ``default``'s type keyed ``key`` holds, else ``default``: the ``value=`` a parameter widget is
+    drawn with. The parameters sit in a popover, whose widgets the browser creates only when it opens, from the value
+    they were last sent with (without it, a number input shows its minimum while the setup runs with its value)."""
     current = st.session_state.get(key, default)
     return current if type(current) is type(default) else default
+
+
+def param_value(param: Param, key: str) -> Any:
+    """The value of one parameter as its widget (:func:`param_widget`) holds it: what its key holds, else the default
+    (the parameter's widgets are drawn only while their popover is open; the setup runs with this value meanwhile)."""
+    if param.type == "bool":
+        return shown_value(key, bool(param.default))
+    if param.type == "choice":
+        options = list(param.choices)
+        current = st.session_state.get(key, param.default)
+        return current if current in options else param.default if param.default in options else options[0]
+    if param.type == "int":
+        return shown_value(key, int(param.default))
+    if param.type == "float":
+        return shown_value(key, float(param.default))
+    if param.type == "str_list":
+        return shown_value(key, param.default if isinstance(param.default, str) else ", ".join(param.default or ()))
+    return shown_value(key, str(param.default or ""))
+
+
+def keep_value(key: str) -> None:
+    """Keep what a parameter's key holds through a run that does not draw its widget (Streamlit forgets the value of
+    a widget left undrawn; one written through session state stays)."""
+    if key in st.session_state:
+        st.session_state[key] = st.session_state[key]
 
 
 def param_widget(param: Param, key: str) -> Any:
     """The widget for one parameter, chosen by its type, with its bounds and its help text."""
     label = param.name.replace("_", " ").capitalize()
     help_text = param.help
+    value = param_value(param, key)
     if param.type == "bool":
-        return st.checkbox(label, value=shown_value(key, bool(param.default)), key=key, help=help_text)
+        return st.checkbox(label, value=value, key=key, help=help_text)
     if param.type == "choice":
-        options = list(param.choices)
-        current = st.session_state.get(key, param.default)
-        index = options.index(current) if current in options else options.index(param.default) \
-            if param.default in options else 0
-        return st.selectbox(label, options, index=index, key=key, help=help_text)
+        return st.selectbox(label, list(param.choices), index=list(param.choices).index(value), key=key,
+                            help=help_text)
     if param.type == "int":
-        return _int_widget(param, label, key)
+        return _int_widget(param, label, key, value)
     if param.type == "float":
-        return _float_widget(param, label, key)
+        return _float_widget(param, label, key, value)
     if param.type == "str_list":
-        default = param.default if isinstance(param.default, str) else ", ".join(param.default or ())
-        return st.text_input(label, value=shown_value(key, default), key=key, help=f"{help_text} Comma-separated.")
-    default = str(param.default or "")
-    if param.type == "str" and len(default) > LONG_TEXT:
-        return st.text_area(label, value=shown_value(key, default), key=key, help=help_text, height="content")
+        return st.text_input(label, value=value, key=key, help=f"{help_text} Comma-separated.")
+    if param.type == "str" and len(str(param.default or "")) > LONG_TEXT:
+        return st.text_area(label, value=value, key=key, help=help_text, height="content")
     placeholder = "empty: from the threshold policy" if param.type == "trigger" else None
-    return st.text_input(label, value=shown_value(key, default), key=key, help=help_text, placeholder=placeholder)
+    return st.text_input(label, value=value, key=key, help=help_text, placeholder=placeholder)
 
 
-def _int_widget(param: Param, label: str, key: str) -> int:
+def _int_widget(param: Param, label: str, key: str, value: int) -> int:
     """A slider for a narrow range, else a number input."""
     low = int(param.minimum) if param.minimum is not None else None
     high = int(param.maximum) if param.maximum is not None else None
     if low is not None and high is not None and high - low <= SLIDER_MAX_SPAN:
-        return st.slider(label, min_value=low, max_value=high, value=shown_value(key, int(param.default)), step=1,
-                         key=key, help=param.help)
-    return st.number_input(label, min_value=low, max_value=high, value=shown_value(key, int(param.default)),
-                           step=_int_step(param), key=key, help=param.help)
+        return st.slider(label, min_value=low, max_value=high, value=value, step=1, key=key, help=param.help)
+    return st.number_input(label, min_value=low, max_value=high, value=value, step=_int_step(param), key=key,
+                           help=param.help)
 
 
-def _float_widget(param: Param, label: str, key: str) -> float:
+def _float_widget(param: Param, label: str, key: str, value: float) -> float:
     """A number input stepping by 0.01 over a range at most 1 wide, else by 0.1."""
     low = float(param.minimum) if param.minimum is not None else None
     high = float(param.maximum) if param.maximum is not None else None
     span = (high - low) if low is not None and high is not None else None
     step = 0.01 if span is not None and span <= 1 else 0.1
-    return st.number_input(label, min_value=low, max_value=high, value=shown_value(key, float(param.default)),
-                           step=step, key=key, help=param.help)
+    return st.number_input(label, min_value=low, max_value=high, value=value, step=step, key=key, help=param.help)
 
 
 def _int_step(param: Param) -> int:
@@ -176,12 +195,26 @@ def choose_params(slot_id: str, info: StrategyInfo) -> tuple[tuple[str, Any], ..
     return tuple(sorted(values.items()))
 
 
+def held_params(slot_id: str, info: StrategyInfo) -> tuple[tuple[str, Any], ...]:
+    """The values :func:`choose_params` would return, without drawing a widget (kept through the runs that do not
+    draw them)."""
+    keys = {p.name: widget_key(slot_id, info.name, p.name) for p in info.params}
+    for key in keys.values():
+        keep_value(key)
+    return tuple(sorted((p.name, param_value(p, keys[p.name])) for p in info.params))
+
+
 def choose_strategy_and_params(slot_id: str, strategies: dict[str, StrategyInfo], label: str) -> StrategyChoice:
-    """A setup's strategy picker, and beside it a button that opens the strategy's parameters."""
+    """A setup's strategy picker, and beside it a button that opens the strategy's parameters. Their widgets are
+    drawn only while it is open: a threshold change then reruns two widgets per setup, not eight."""
     with st.container(horizontal=True, vertical_alignment="bottom", wrap=False, gap="small"):
         name = choose_strategy(slot_id, strategies, label)
-        with st.popover("", icon=":material/tune:", help=PARAMS_HELP, width="content"):
-            params = choose_params(slot_id, strategies[name])
+        params = held_params(slot_id, strategies[name])
+        popover = st.popover("", icon=":material/tune:", help=PARAMS_HELP, width="content",
+                             key=state.params_open_key(slot_id), on_change="rerun")
+        if popover.open:
+            with popover:
+                params = choose_params(slot_id, strategies[name])
     return StrategyChoice(name, params)
 
 

@@ -34,6 +34,10 @@ NEW_SETUP_STRATEGY = "haystack.tool_result_pruning"
 MAX_LABEL = 40
 #: keys of a setup's buttons (a button's state cannot be written, so duplicating skips them)
 BUTTON_SUFFIXES = (".duplicate", ".remove", ".confirm_live")
+#: the key of a setup's parameter popover: whether it is open (a view state: never copied, kept for undo or compared)
+PARAMS_OPEN_SUFFIX = ".params_open"
+#: the keys of a setup that hold no part of the setup itself
+TRANSIENT_SUFFIXES = (*BUTTON_SUFFIXES, PARAMS_OPEN_SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,11 @@ def widget_key(slot_id: str, strategy: str, param: str) -> str:
     """Session-state key of one parameter widget (per setup and strategy, so switching strategy starts from its
     defaults)."""
     return f"setup.{slot_id}.{strategy}.{param}"
+
+
+def params_open_key(slot_id: str) -> str:
+    """True while the popover of a setup's parameters is open (only then are its widgets drawn)."""
+    return f"setup.{slot_id}{PARAMS_OPEN_SUFFIX}"
 
 
 def own_policy_key(slot_id: str) -> str:
@@ -164,7 +173,7 @@ def duplicate_setup(slot_id: str) -> None:
     copy = Slot(next_id([s.id for s in current]), next_color([s.color for s in current]))
     state = st.session_state
     prefix = f"setup.{slot_id}."
-    copied = [k for k in state if isinstance(k, str) and k.startswith(prefix) and not k.endswith(BUTTON_SUFFIXES)]
+    copied = [k for k in state if isinstance(k, str) and k.startswith(prefix) and not k.endswith(TRANSIENT_SUFFIXES)]
     for key in copied:
         state[f"setup.{copy.id}." + key[len(prefix):]] = state[key]
     state[label_key(copy.id)] = unique_label(f"{state.get(label_key(slot_id), slot_id)} copy",
@@ -235,7 +244,7 @@ def page_signature(with_policy: bool = True) -> str:
     parts = [repr(state.get(k)) for k in PAGE_KEYS if k not in skipped]
     parts.append(repr((opened.get("name"), opened.get("conversation"))) if isinstance(opened, dict) else "")
     parts += sorted(f"{k}={state[k]!r}" for k in state if isinstance(k, str) and k.startswith("setup.")
-                    and not k.endswith(BUTTON_SUFFIXES) and (with_policy or not is_strategy_key(k)))
+                    and not k.endswith(TRANSIENT_SUFFIXES) and (with_policy or not is_strategy_key(k)))
     return "\n".join(parts)
 
 
@@ -260,7 +269,7 @@ def remember(reason: str) -> None:
     (our own words, e.g. "the lesson …") replaces or changes them, so that :func:`undo` can put them back."""
     state = st.session_state
     saved = {k: state[k] for k in state if isinstance(k, str) and k.startswith("setup.")
-             and not k.endswith(BUTTON_SUFFIXES) and not k.startswith("setups.")}
+             and not k.endswith(TRANSIENT_SUFFIXES) and not k.startswith("setups.")}
     saved.update({k: state[k] for k in UNDO_KEYS if k in state})
     state[UNDO_KEY] = {"reason": reason, "values": saved}
 
