@@ -20,6 +20,7 @@ from compaction.summarizers import gate_live_calls
 from compaction.ui import costs
 from compaction.ui import fleet_view
 from compaction.ui import heap
+from compaction.ui import in_view
 from compaction.ui import live
 from compaction.ui import navigation
 from compaction.ui import results
@@ -102,7 +103,8 @@ def main() -> None:
         tuning.show_header(samples, inputs.choice is not None and inputs.choice.origin == "upload")
     url_state.show_messages()
     choose_setups(inputs)
-    tuning_view(inputs, state.page_signature(with_policy=False))
+    with in_view.whole_page():  # a full run draws everything, on screen or not (see compaction.ui.in_view)
+        tuning_view(inputs, state.page_signature(with_policy=False))
 
 
 @st.fragment
@@ -155,9 +157,15 @@ def show_replays(inputs: Inputs, policy: settings.Policy, specs: list[setups.Set
         return
     colors = {r.setup.label: r.setup.color for r in outcomes}
     runs_key = results.runs_key(outcomes)
+    page = state.page_signature()
 
+    @st.fragment
     def details(step: int) -> None:
-        """Under the chart: the cards, the lesson, and the open tab (only that one runs)."""
+        """Under the chart: the cards, the lesson, and the open tab (only that one runs). A fragment of its own: a
+        widget inside reruns only this part, and a run of the tuning view that leaves it undrawn (it is off screen,
+        see :func:`.step_panel.explorer`) keeps the state of every widget inside."""
+        if state.page_signature() != page:
+            st.rerun()
         with section("Results"):
             st.subheader("Results", anchor="results")
             results.show_metric_cards(outcomes, policy.context_window)
@@ -192,7 +200,7 @@ def show_replays(inputs: Inputs, policy: settings.Policy, specs: list[setups.Set
             with fleet_tab, section("Fleet"):
                 fleet_view.show_fleet([(r.setup.label, r.setup.setup()) for r in replayed], colors=colors)
 
-    step_panel.explorer(runs, colors, runs_key, details, state.page_signature())
+    step_panel.explorer(runs, colors, runs_key, details, page)
 
 
 def load_into_explorer(setup: Setup) -> None:

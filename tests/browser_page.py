@@ -7,6 +7,8 @@ from conftest import STARTUP_SECONDS
 CHART = "[data-testid='stVegaLiteChart']"
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 CONNECTED = "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
+#: where the part under the tuning view starts (the cards and the analysis tabs, drawn only while on screen)
+DETAILS = ".st-key-details-in_view"
 
 
 def settle(page) -> None:
@@ -14,6 +16,16 @@ def settle(page) -> None:
     page.wait_for_timeout(300)
     page.wait_for_selector(CONNECTED, timeout=STARTUP_SECONDS * 1000)
     page.wait_for_selector(IDLE, timeout=STARTUP_SECONDS * 1000)
+
+
+def show_details(page) -> None:
+    """Scroll to the part under the tuning view (the cards, the lesson and the analysis tabs) and wait until it is
+    drawn: the app draws it only while it is on screen or about to be."""
+    results = page.get_by_role("heading", name="Results")
+    if not results.count():
+        page.locator(DETAILS).first.scroll_into_view_if_needed()
+    results.first.wait_for(timeout=STARTUP_SECONDS * 1000)
+    settle(page)
 
 
 def open_expanders(page, summaries, limit: int) -> None:

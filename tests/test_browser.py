@@ -18,6 +18,7 @@ from browser_page import CHART
 from browser_page import open_expanders
 from browser_page import open_parameters
 from browser_page import settle
+from browser_page import show_details
 from conftest import ROOT
 from conftest import SAMPLES
 from conftest import STARTUP_SECONDS
@@ -54,6 +55,7 @@ def app_url(samples_env: dict[str, str]) -> Iterator[str]:
 
 
 def _context_step(page) -> int:
+    show_details(page)
     heading = page.get_by_role("heading", name=re.compile(r"^What each setup sends at step \d+")).first
     return int(re.search(r"step (\d+)", heading.inner_text()).group(1))
 
@@ -110,6 +112,7 @@ def test_clicking_a_step_updates_the_side_by_side_panel(browser, app_url: str, s
         assert box is not None
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         settle(page)
+        show_details(page)
         page.wait_for_function(
             "step => [...document.querySelectorAll('h3')].some(h => h.innerText.startsWith("
             "'What each setup sends at step ' + step))",
@@ -150,6 +153,7 @@ def test_a_full_session_add_change_click_open_download_and_reload(browser, app_u
         page.get_by_role("button", name="Add a setup").click()
         settle(page)
         assert any(h.startswith("■ Setup C") for h in _sidebar_headers(page))
+        show_details(page)
         saved_before = page.locator("[data-testid='stMetric']").all_inner_texts()
         open_parameters(page, "Setup A")
         tokens = page.get_by_role("spinbutton", name="Min tokens").first
@@ -159,6 +163,7 @@ def test_a_full_session_add_change_click_open_download_and_reload(browser, app_u
         tokens.press("Enter")
         settle(page)
         page.keyboard.press("Escape")
+        show_details(page)
         assert page.locator("[data-testid='stMetric']").all_inner_texts() != saved_before
         points = _step_points(page)
         target = max(points)
@@ -167,6 +172,7 @@ def test_a_full_session_add_change_click_open_download_and_reload(browser, app_u
         box = point.bounding_box()
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         settle(page)
+        show_details(page)
         page.wait_for_function(
             "step => [...document.querySelectorAll('h3')].some(h => h.innerText.startsWith("
             "'What each setup sends at step ' + step))", arg=target, timeout=30_000)
@@ -203,11 +209,12 @@ def test_a_full_session_add_change_click_open_download_and_reload(browser, app_u
             page.get_by_role("button", name="Guided tour").click()
             page.get_by_role("button", name="A sliding window loses the task").click()
             settle(page)
+            page.keyboard.press("Escape")  # close the tour's popover
+            show_details(page)
             page.get_by_text("Lesson — A sliding window loses the task").wait_for(timeout=30_000)
             assert page.get_by_text("first user request lost").count() >= 1
             assert not any(h.startswith("■ Setup C") for h in _sidebar_headers(page))  # replaced by the lesson's
             page.screenshot(path=str(ARTIFACTS / "app_1366x768_tour.png"))
-            page.keyboard.press("Escape")  # close the tour's popover
             page.get_by_role("button", name="Undo").click()  # the user's own setups come back
             settle(page)
             page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stSidebar] h2')]"
@@ -261,6 +268,7 @@ def test_hostile_log_text_renders_as_inert_text(browser, app_url: str, tmp_path:
         window.fill("8000")
         window.press("Enter")
         settle(page)
+        show_details(page)
         page.locator("[data-testid='stButtonGroup'] button").filter(has_text="All messages").first.click()
         settle(page)
         open_expanders(page, page.locator("[data-testid='stMain'] [data-testid='stExpander'] summary").filter(

@@ -20,6 +20,7 @@ import pytest
 from browser_page import open_expanders
 from browser_page import open_parameters
 from browser_page import settle
+from browser_page import show_details
 from conftest import ROOT
 from conftest import streamlit_app
 from test_app import coding_log
@@ -147,6 +148,7 @@ def test_hostile_log_text_renders_inert(page, app_url: str):
         points = step_points(page)
         assert points, "the tokens chart has no clickable step points"
         click_point(page, points[max(points)])
+        show_details(page)
         page.locator("[data-testid='stButtonGroup'] button").filter(has_text="All messages").first.click()
         settle(page)
         # only the tool whose name carries an image tag (its 1 MB result among them): the filter lists the name inert

@@ -16,6 +16,7 @@ import pytest
 from browser_page import CHART
 from browser_page import open_parameters
 from browser_page import settle
+from browser_page import show_details
 from conftest import ROOT
 from conftest import STARTUP_SECONDS
 from conftest import real_log
@@ -135,6 +136,7 @@ def test_the_tuning_view_on_the_real_logs(browser, app_url: str):
         box = point.first.bounding_box()
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         _settle(page)
+        show_details(page)
         page.wait_for_function("() => [...document.querySelectorAll('h3')].some(h => h.innerText.startsWith("
                                "'What each setup sends at step 100'))", timeout=30_000)
         assert "step 100" in _chart_texts(page)
@@ -159,6 +161,7 @@ def test_the_tuning_view_on_the_real_logs(browser, app_url: str):
             "D · Haystack · SlidingWindowCompactor": charts.setup_color(3),
             "Uncompacted log": charts.BASELINE_COLOR, "provider-reported prompt tokens": charts.USAGE_COLOR}
         assert not _labels_overlap(page)
+        show_details(page)
         assert page.get_by_text(re.compile(r"still over the 120,000-token window|no call over the 120,000-token "
                                            r"window")).count() == 4  # one per setup
         truncated = page.evaluate("""() => [...document.querySelectorAll('[data-testid=stMetricValue] *')]
@@ -186,6 +189,64 @@ def _deltas_by_root(frames: list[bytes]) -> dict[int, int]:
     return roots
 
 
+def _element_kinds(frames: list[bytes]) -> dict[str, int]:
+    """How many elements of each kind (``metric``, ``vega_lite_chart``…) the server sent."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    kinds: dict[str, int] = {}
+    for frame in frames:
+        message = ForwardMsg()
+        message.ParseFromString(frame if isinstance(frame, bytes) else frame.encode())
+        if message.WhichOneof("type") == "delta" and message.delta.WhichOneof("type") == "new_element":
+            kind = message.delta.new_element.WhichOneof("type")
+            kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
+
+
+def test_the_part_under_the_tuning_view_is_drawn_only_on_screen(browser, app_url: str):
+    """At 1366×768 the tuning view fills the screen: the cards and the tabs under it are not drawn, a threshold press
+    sends nothing of them, and the page keeps its height; scrolling down draws them with the current numbers."""
+    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    frames: list[bytes] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: frames.append(frame)))
+    try:
+        page.goto(app_url)
+        page.wait_for_selector(f"{CHART} svg.marks", timeout=STARTUP_SECONDS * 1000)
+        _settle(page)
+        page.wait_for_function("() => !document.querySelector('[data-testid=stMetric]')", timeout=30_000)
+        main = page.locator("[data-testid='stMain']").first
+        assert main.evaluate("node => node.scrollHeight") > 3 * HEIGHT  # room kept for what is not drawn
+        frames.clear()
+        window = page.get_by_role("spinbutton", name="Context window (tokens)")
+        window.fill("150000")
+        window.press("Enter")
+        _settle(page)
+        kinds = _element_kinds(frames)
+        assert kinds.get("vega_lite_chart") == 1 and "metric" not in kinds, kinds  # the tokens chart, no card
+        assert page.get_by_role("heading", name="Results").count() == 0
+        show_details(page)
+        assert page.locator("[data-testid='stMetric']").count() >= 6  # the log's card and two setups'
+        assert page.get_by_text(re.compile(r"150,000-token window")).count() >= 2
+        page.get_by_role("heading", name=re.compile(r"^What each setup sends at step")).first.wait_for(timeout=30_000)
+
+        # what its widgets hold survives the runs that leave it undrawn: the open tab comes back open
+        page.get_by_role("tab", name=re.compile("Summary & share")).click()
+        _settle(page)
+        main.evaluate("node => node.scrollTo(0, 0)")
+        page.wait_for_function("() => !document.querySelector('[data-testid=stMetric]')", timeout=30_000)
+        window.fill("160000")
+        window.press("Enter")
+        _settle(page)
+        assert page.get_by_role("heading", name="Results").count() == 0
+        show_details(page)
+        selected = page.get_by_role("tab", name=re.compile("Summary & share")).first
+        assert selected.get_attribute("aria-selected") == "true"
+        page.get_by_role("button", name="Download the setups (JSON)").wait_for(timeout=30_000)
+        assert not page.locator("[data-testid='stException']").count()
+    finally:
+        page.close()
+
+
 def test_a_threshold_change_reruns_only_the_tuning_view(browser, app_url: str, tmp_path: Path):
     """The strategy pickers, the thresholds, the replays and everything under them are one fragment: a new window, a
     strategy switch and a parameter change send nothing for the sidebar (its setups stay as drawn), and the setups
@@ -206,6 +267,7 @@ def test_a_threshold_change_reruns_only_the_tuning_view(browser, app_url: str, t
             timeout=30_000)  # the default compact_at, 0.7, of the new window
         roots = _deltas_by_root(frames)
         assert roots.get(0, 0) > 0 and roots.get(1, 0) == 0, roots  # main area only, nothing for the sidebar
+        show_details(page)
         page.get_by_role("tab", name=re.compile("Summary & share")).click()
         _settle(page)
         with page.expect_download() as download_info:
@@ -230,6 +292,7 @@ def test_a_threshold_change_reruns_only_the_tuning_view(browser, app_url: str, t
         page.keyboard.press("Escape")
         roots = _deltas_by_root(frames)
         assert roots.get(0, 0) > 0 and roots.get(1, 0) == 0, roots
+        show_details(page)
         with page.expect_download() as download_info:
             page.get_by_role("button", name="Download the setups (JSON)").click()
         download_info.value.save_as(path)

@@ -18,6 +18,7 @@ from compaction import charts
 from compaction import views
 
 from . import cache
+from . import in_view
 from . import state
 from . import url_state
 from .context_view import show_context
@@ -31,6 +32,8 @@ STEP_KEY = "step"
 LAST_PICK_KEY = "step.last_pick"
 #: True until the user picks a step: the step then follows the default (first compaction) as settings change
 AUTO_KEY = "step.auto"
+#: the marker where the part under the chart starts (cards, lesson, tabs: drawn only while on screen)
+DETAILS_KEY = "details.in_view"
 
 
 def picked_step(state: Any) -> int | None:
@@ -99,9 +102,10 @@ CHART_CAPTION = (
 @st.fragment
 def explorer(runs: Sequence[views.Run], setup_colors: Mapping[str, str], runs_key: cache.RunsKey,
              details: Callable[[int], None], page: str = "") -> None:
-    """The tokens chart of the tuning view, the step selector and ``details(step)`` (cards and tabs below it).
+    """The tokens chart of the tuning view, the step selector and ``details(step)`` (cards and tabs below it; run only
+    while on screen or close to it, see :mod:`.in_view`, and on every full run).
 
-    A fragment: clicking a point, moving the step or using a tab reruns only this part, not the replays. The chart's
+    A fragment: clicking a point or moving the step reruns only this part, not the replays. The chart's
     spec stays the same from step to step (the step is its own dataset), so the browser redraws it in place. When a
     widget inside changed what the rest of the page shows (``page``: :func:`.state.page_signature` as the full run
     saw it), the whole page runs again instead.
@@ -119,7 +123,8 @@ def explorer(runs: Sequence[views.Run], setup_colors: Mapping[str, str], runs_ke
         _step_controls(runs, last_step)
         st.caption(CHART_CAPTION, help=FLOOR_HELP)
     url_state.publish_step(st.session_state[STEP_KEY])
-    details(st.session_state[STEP_KEY])
+    if in_view.region_in_view(DETAILS_KEY):
+        details(st.session_state[STEP_KEY])
 
 
 def show_step_context(runs: Sequence[views.Run], setup_colors: Mapping[str, str], step: int,
