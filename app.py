@@ -159,11 +159,12 @@ def show_replays(inputs: Inputs, policy: settings.Policy, specs: list[setups.Set
     runs_key = results.runs_key(outcomes)
     page = state.page_signature()
 
+    # the parts under the chart: each a fragment of its own, so that a widget inside reruns only that part, and a run
+    # that leaves it undrawn (off screen, see step_panel.explorer) keeps the state of every widget inside
+
     @st.fragment
-    def details(step: int) -> None:
-        """Under the chart: the cards, the lesson, and the open tab (only that one runs). A fragment of its own: a
-        widget inside reruns only this part, and a run of the tuning view that leaves it undrawn (it is off screen,
-        see :func:`.step_panel.explorer`) keeps the state of every widget inside."""
+    def cards(step: int) -> None:
+        """The cards and the lesson."""
         if state.page_signature() != page:
             st.rerun()
         with section("Results"):
@@ -171,6 +172,12 @@ def show_replays(inputs: Inputs, policy: settings.Policy, specs: list[setups.Set
             results.show_metric_cards(outcomes, policy.context_window)
         with section("Lesson"):
             tour.show_lesson()
+
+    @st.fragment
+    def tabs(step: int) -> None:
+        """The analysis tabs (only the open one runs)."""
+        if state.page_signature() != page:
+            st.rerun()
         explore, inside, summary, cost_tab, sweep_tab, fleet_tab = navigation.analysis_tabs()
         if explore.open:
             with explore:
@@ -200,7 +207,7 @@ def show_replays(inputs: Inputs, policy: settings.Policy, specs: list[setups.Set
             with fleet_tab, section("Fleet"):
                 fleet_view.show_fleet([(r.setup.label, r.setup.setup()) for r in replayed], colors=colors)
 
-    step_panel.explorer(runs, colors, runs_key, details, page)
+    step_panel.explorer(runs, colors, runs_key, ((step_panel.RESULTS_KEY, cards), (step_panel.TABS_KEY, tabs)), page)
 
 
 def load_into_explorer(setup: Setup) -> None:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 from conftest import STARTUP_SECONDS
 
 CHART = "[data-testid='stVegaLiteChart']"
 IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 CONNECTED = "[data-testid='stApp'][data-test-connection-state='CONNECTED']"
-#: where the part under the tuning view starts (the cards and the analysis tabs, drawn only while on screen)
-DETAILS = ".st-key-details-in_view"
+#: where the analysis tabs start under the tuning view (drawn, like the cards above them, only while on screen)
+TABS_MARKER = ".st-key-details-tabs-in_view"
 
 
 def settle(page) -> None:
@@ -19,12 +21,13 @@ def settle(page) -> None:
 
 
 def show_details(page) -> None:
-    """Scroll to the part under the tuning view (the cards, the lesson and the analysis tabs) and wait until it is
-    drawn: the app draws it only while it is on screen or about to be."""
-    results = page.get_by_role("heading", name="Results")
-    if not results.count():
-        page.locator(DETAILS).first.scroll_into_view_if_needed()
-    results.first.wait_for(timeout=STARTUP_SECONDS * 1000)
+    """Scroll to the parts under the tuning view (the cards, the lesson and the analysis tabs) and wait until they
+    are drawn: the app draws each only while it is on screen or about to be (a part scrolled past is drawn too)."""
+    tabs = page.get_by_role("tab", name=re.compile("Contexts side by side"))
+    if not tabs.count():
+        page.locator(TABS_MARKER).first.scroll_into_view_if_needed()
+    tabs.first.wait_for(timeout=STARTUP_SECONDS * 1000)
+    page.get_by_role("heading", name="Results").first.wait_for(timeout=STARTUP_SECONDS * 1000)
     settle(page)
 
 

@@ -205,7 +205,8 @@ def _element_kinds(frames: list[bytes]) -> dict[str, int]:
 
 def test_the_part_under_the_tuning_view_is_drawn_only_on_screen(browser, app_url: str):
     """At 1366×768 the tuning view fills the screen: the cards and the tabs under it are not drawn, a threshold press
-    sends nothing of them, and the page keeps its height; scrolling down draws them with the current numbers."""
+    sends nothing of them, and the page keeps its height; scrolling down draws them with the current numbers and the
+    tab that was open. At 1920×1080 the cards are in sight and drawn, the tabs are not."""
     page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
     frames: list[bytes] = []
     page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: frames.append(frame)))
@@ -242,6 +243,17 @@ def test_the_part_under_the_tuning_view_is_drawn_only_on_screen(browser, app_url
         selected = page.get_by_role("tab", name=re.compile("Summary & share")).first
         assert selected.get_attribute("aria-selected") == "true"
         page.get_by_role("button", name="Download the setups (JSON)").wait_for(timeout=30_000)
+
+        # at 1920×1080 the cards are in sight under the chart and drawn; the tabs under them are not
+        page.set_viewport_size({"width": 1920, "height": 1080})
+        main.evaluate("node => node.scrollTo(0, 0)")
+        page.wait_for_function("() => ![...document.querySelectorAll('[role=tab]')].length", timeout=30_000)
+        window.fill("170000")
+        window.press("Enter")
+        _settle(page)
+        assert page.locator("[data-testid='stMetric']").count() >= 6
+        assert page.get_by_text(re.compile(r"170,000-token window")).count() >= 2
+        assert page.get_by_role("tab").count() == 0
         assert not page.locator("[data-testid='stException']").count()
     finally:
         page.close()

@@ -1,13 +1,15 @@
 """Draw a part of the page only while it is on screen (or about to be).
 
 A threshold press reruns the tuning view. At 1366×768 the tuning view fills the screen, and everything under it (the
-cards, the lesson, the analysis tabs) is out of sight, yet drawing it was most of what the browser did for each press.
-:func:`region_in_view` puts a marker where such a region starts. Its few lines of JavaScript (fixed text, no log text
-or user input ever reaches them) report whether the region's top is above the bottom of the visible page, or within
-:data:`NEAR_PX` of it. The report is sent only when the answer changes, and it reruns only the enclosing fragment.
+cards, the lesson, the analysis tabs) is out of sight, yet drawing it was most of what the browser did for each press;
+at 1920×1080 the cards are in sight and the tabs are not. :func:`region_in_view` puts a marker where such a region
+starts (a region ends where the next one starts). Its few lines of JavaScript (fixed text: no log text or user input
+ever reaches them) report whether the region's top is above the bottom of the visible page, or within
+:data:`NEAR_PX` of it. A region scrolled past counts as in view, so nothing above what is visible changes height.
+The report is sent only when the answer changes, and it reruns only the enclosing fragment.
 
-While the region is out of view, the page keeps the height it had when it was last drawn, so scrolling down still
-reaches it and the scroll bar does not jump. The region is drawn as soon as the marker comes within reach. Until the
+While a region is out of view, the page keeps the height it had when it was last drawn, so scrolling down still
+reaches it and the scroll bar does not jump. The region is drawn as soon as its marker comes within reach. Until the
 browser reports (a first run, ``AppTest``, a browser without JavaScript), a region counts as in view and is drawn.
 
 A region left undrawn must not lose what its widgets hold (the open tab, filters, a sweep's settings, uploaded
@@ -50,6 +52,7 @@ export default function ({ parentElement, setStateValue, data }) {
   const previous = running.get(key);
   if (previous) previous();
   const marker = parentElement;
+  marker.dataset.inViewRegion = key;
   const drawn = Boolean(data.drawn);
   marker.style.minHeight = drawn ? "" : `${heights.get(key) || NEAR}px`;
   let box = null;
@@ -60,10 +63,14 @@ export default function ({ parentElement, setStateValue, data }) {
     box = box || scroller(marker);
     const top = marker.getBoundingClientRect().top;
     const below = top - (box ? box.getBoundingClientRect().bottom : window.innerHeight);
-    if (drawn) {
+    if (drawn) {  // its height: down to the next region's marker, or to the end of the page
       const page = marker.closest('[data-testid="stMainBlockContainer"]') || document.body;
-      const height = page.getBoundingClientRect().bottom - top;
-      if (height > 0) heights.set(key, height);
+      let end = page.getBoundingClientRect().bottom;
+      for (const other of document.querySelectorAll("[data-in-view-region]")) {
+        const otherTop = other.getBoundingClientRect().top;
+        if (other !== marker && otherTop > top && otherTop < end) end = otherTop;
+      }
+      if (end > top) heights.set(key, end - top);
     }
     const inView = reported ? below < FAR : below < NEAR;
     if (inView !== reported) {

@@ -32,8 +32,12 @@ STEP_KEY = "step"
 LAST_PICK_KEY = "step.last_pick"
 #: True until the user picks a step: the step then follows the default (first compaction) as settings change
 AUTO_KEY = "step.auto"
-#: the marker where the part under the chart starts (cards, lesson, tabs: drawn only while on screen)
-DETAILS_KEY = "details.in_view"
+#: the markers where the parts under the chart start (the cards and the lesson; the tabs): each drawn only while on
+#: screen or about to be
+RESULTS_KEY = "details.results.in_view"
+TABS_KEY = "details.tabs.in_view"
+#: a part of the page under the chart: its marker's key and the fragment that draws it at a step
+Region = tuple[str, Callable[[int], None]]
 
 
 def picked_step(state: Any) -> int | None:
@@ -101,9 +105,9 @@ CHART_CAPTION = (
 
 @st.fragment
 def explorer(runs: Sequence[views.Run], setup_colors: Mapping[str, str], runs_key: cache.RunsKey,
-             details: Callable[[int], None], page: str = "") -> None:
-    """The tokens chart of the tuning view, the step selector and ``details(step)`` (cards and tabs below it; run only
-    while on screen or close to it, see :mod:`.in_view`, and on every full run).
+             regions: Sequence[Region] = (), page: str = "") -> None:
+    """The tokens chart of the tuning view, the step selector and the ``regions`` under them (the cards, the tabs),
+    each drawn at the step only while on screen or close to it (see :mod:`.in_view`) and on every full run.
 
     A fragment: clicking a point or moving the step reruns only this part, not the replays. The chart's
     spec stays the same from step to step (the step is its own dataset), so the browser redraws it in place. When a
@@ -123,8 +127,9 @@ def explorer(runs: Sequence[views.Run], setup_colors: Mapping[str, str], runs_ke
         _step_controls(runs, last_step)
         st.caption(CHART_CAPTION, help=FLOOR_HELP)
     url_state.publish_step(st.session_state[STEP_KEY])
-    if in_view.region_in_view(DETAILS_KEY):
-        details(st.session_state[STEP_KEY])
+    for key, draw in regions:
+        if in_view.region_in_view(key):
+            draw(st.session_state[STEP_KEY])
 
 
 def show_step_context(runs: Sequence[views.Run], setup_colors: Mapping[str, str], step: int,
