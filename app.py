@@ -207,7 +207,9 @@ def show_replays(inputs: Inputs, policy: settings.Policy, specs: list[setups.Set
             with fleet_tab, section("Fleet"):
                 fleet_view.show_fleet([(r.setup.label, r.setup.setup()) for r in replayed], colors=colors)
 
-    step_panel.explorer(runs, colors, runs_key, ((step_panel.RESULTS_KEY, cards), (step_panel.TABS_KEY, tabs)), page)
+    regions = ((step_panel.RESULTS_KEY, "Results: the cards of each setup", cards),
+               (step_panel.TABS_KEY, "Analysis tabs: contexts, inside one setup, summary, cost, sweep, fleet", tabs))
+    step_panel.explorer(runs, colors, runs_key, regions, page)
 
 
 def load_into_explorer(setup: Setup) -> None:

@@ -217,6 +217,11 @@ def test_the_part_under_the_tuning_view_is_drawn_only_on_screen(browser, app_url
         page.wait_for_function("() => !document.querySelector('[data-testid=stMetric]')", timeout=30_000)
         main = page.locator("[data-testid='stMain']").first
         assert main.evaluate("node => node.scrollHeight") > 3 * HEIGHT  # room kept for what is not drawn
+        # a keyboard reaches the undrawn cards: focusing their region scrolls it into view, which draws it
+        page.get_by_role("region", name=re.compile(r"^Results: the cards .*drawn when scrolled into view")).focus()
+        page.get_by_role("heading", name="Results").first.wait_for(timeout=30_000)
+        main.evaluate("node => node.scrollTo(0, 0)")
+        page.wait_for_function("() => !document.querySelector('[data-testid=stMetric]')", timeout=30_000)
         frames.clear()
         window = page.get_by_role("spinbutton", name="Context window (tokens)")
         window.fill("150000")

@@ -21,10 +21,10 @@ def _regions_script() -> None:
 
     from compaction.ui import in_view
 
-    if in_view.region_in_view("region.a"):
+    if in_view.region_in_view("region.a", "A"):
         st.text("a drawn")
     with in_view.whole_page():
-        if in_view.region_in_view("region.b"):
+        if in_view.region_in_view("region.b", "B"):
             st.text("b drawn")
 
 

@@ -55,6 +55,10 @@ export default function ({ parentElement, setStateValue, data }) {
   marker.dataset.inViewRegion = key;
   const drawn = Boolean(data.drawn);
   marker.style.minHeight = drawn ? "" : `${heights.get(key) || NEAR}px`;
+  // undrawn, the marker stands for the region: a keyboard reaches it, and focusing it scrolls it into view
+  marker.tabIndex = drawn ? -1 : 0;
+  marker.setAttribute("role", "region");
+  marker.setAttribute("aria-label", drawn ? data.label : `${data.label} (drawn when scrolled into view)`);
   let box = null;
   let reported = Boolean(data.visible);
   let frame = 0;
@@ -82,11 +86,13 @@ export default function ({ parentElement, setStateValue, data }) {
   // scroll events do not bubble: caught on their way down, they come from whichever element scrolls the page
   document.addEventListener("scroll", soon, { passive: true, capture: true });
   window.addEventListener("resize", soon, { passive: true });
+  marker.addEventListener("focus", soon);
   const settle = setTimeout(check, 300);
   soon();
   const stop = () => {
     document.removeEventListener("scroll", soon, { capture: true });
     window.removeEventListener("resize", soon);
+    marker.removeEventListener("focus", soon);
     clearTimeout(settle);
     if (frame) cancelAnimationFrame(frame);
     if (running.get(key) === stop) running.delete(key);
@@ -124,11 +130,12 @@ def is_in_view(key: str) -> bool:
     return visible is not False
 
 
-def region_in_view(key: str) -> bool:
+def region_in_view(key: str, label: str) -> bool:
     """Place the marker of a region here; True when the region should be drawn now: it is on screen or close to it,
-    the browser has not said otherwise, or this is a full run of the page (see :func:`whole_page`)."""
+    the browser has not said otherwise, or this is a full run of the page (see :func:`whole_page`). ``label``: what
+    the region holds, in our own words (a screen reader announces it; a keyboard can focus the undrawn region)."""
     visible = is_in_view(key)
     drawn = visible or _WHOLE_PAGE.get()
-    _marker(key=key, data={"drawn": drawn, "visible": visible, "region": key}, default={"visible": True},
-            on_visible_change=_rerun, height="content")
+    _marker(key=key, data={"drawn": drawn, "visible": visible, "region": key, "label": label},
+            default={"visible": True}, on_visible_change=_rerun, height="content")
     return drawn

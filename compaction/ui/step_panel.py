@@ -36,8 +36,9 @@ AUTO_KEY = "step.auto"
 #: screen or about to be
 RESULTS_KEY = "details.results.in_view"
 TABS_KEY = "details.tabs.in_view"
-#: a part of the page under the chart: its marker's key and the fragment that draws it at a step
-Region = tuple[str, Callable[[int], None]]
+#: a part of the page under the chart: its marker's key, what it holds (for screen readers) and the fragment that
+#: draws it at a step
+Region = tuple[str, str, Callable[[int], None]]
 
 
 def picked_step(state: Any) -> int | None:
@@ -127,8 +128,8 @@ def explorer(runs: Sequence[views.Run], setup_colors: Mapping[str, str], runs_ke
         _step_controls(runs, last_step)
         st.caption(CHART_CAPTION, help=FLOOR_HELP)
     url_state.publish_step(st.session_state[STEP_KEY])
-    for key, draw in regions:
-        if in_view.region_in_view(key):
+    for key, label, draw in regions:
+        if in_view.region_in_view(key, label):
             draw(st.session_state[STEP_KEY])
 
 
