@@ -29,7 +29,8 @@ import streamlit as st
 #: a region starts being drawn when its top comes this close below the visible part of the page (pixels): the first
 #: turn of a mouse wheel brings it in
 NEAR_PX = 40
-#: and stops being drawn once it is this far below it (the gap keeps scrolling near the edge from rerunning)
+#: and stops being drawn once it is this far below it (the gap keeps scrolling near the edge from rerunning): when the
+#: page loads, or later when the person scrolls or resizes it (never because the content above it grew)
 FAR_PX = 80
 _NAME = "compaction_lab.region_in_view"
 #: the marker's script. Streamlit calls it again on every run that redraws the marker without calling what the
@@ -38,6 +39,16 @@ _NAME = "compaction_lab.region_in_view"
 _JS = f"const NEAR = {NEAR_PX}, FAR = {FAR_PX};\n" + """
 const heights = new Map();
 const running = new Map();
+// whether the page has been scrolled or resized since it loaded: from then on, a region is put away only when the
+// person moves the page, never because the content above it grew while it was being drawn
+let moved = false;
+
+// whether the app has finished its run (Streamlit marks its root while a script runs): a region's height is measured,
+// and a region is put away on its own, only then, when what the run drew has its final size
+function appIdle() {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return !app || app.getAttribute("data-test-script-state") !== "running";
+}
 
 function scroller(element) {
   for (let node = element.parentElement; node; node = node.parentElement) {
@@ -62,12 +73,17 @@ export default function ({ parentElement, setStateValue, data }) {
   let box = null;
   let reported = Boolean(data.visible);
   let frame = 0;
+  let byPerson = false;
   const check = () => {
+    const person = byPerson;
     frame = 0;
+    byPerson = false;
     box = box || scroller(marker);
     const top = marker.getBoundingClientRect().top;
     const below = top - (box ? box.getBoundingClientRect().bottom : window.innerHeight);
-    if (drawn) {  // its height: down to the next region's marker, or to the end of the page
+    const idle = appIdle();
+    // its height, while drawn and not yet put away: down to the next region's marker, or to the end of the page
+    if (drawn && reported && idle) {
       const page = marker.closest('[data-testid="stMainBlockContainer"]') || document.body;
       let end = page.getBoundingClientRect().bottom;
       for (const other of document.querySelectorAll("[data-in-view-region]")) {
@@ -76,24 +92,35 @@ export default function ({ parentElement, setStateValue, data }) {
       }
       if (end > top) heights.set(key, end - top);
     }
-    const inView = reported ? below < FAR : below < NEAR;
+    let inView = reported;
+    if (!reported && below < NEAR) inView = true;
+    else if (reported && below > FAR && (person || (!moved && idle))) inView = false;
     if (inView !== reported) {
       reported = inView;
       setStateValue("visible", inView);
     }
   };
-  const soon = () => { if (!frame) frame = requestAnimationFrame(check); };
+  const schedule = (person) => {
+    byPerson = byPerson || person;
+    if (!frame) frame = requestAnimationFrame(check);
+  };
+  const onMove = () => { moved = true; schedule(true); };
   // scroll events do not bubble: caught on their way down, they come from whichever element scrolls the page
-  document.addEventListener("scroll", soon, { passive: true, capture: true });
-  window.addEventListener("resize", soon, { passive: true });
-  marker.addEventListener("focus", soon);
-  const settle = setTimeout(check, 300);
-  soon();
+  document.addEventListener("scroll", onMove, { passive: true, capture: true });
+  window.addEventListener("resize", onMove, { passive: true });
+  marker.addEventListener("focus", onMove);
+  // and once the run has finished and the page has settled (charts and cards take their height after the marker)
+  const app = document.querySelector('[data-testid="stApp"]');
+  const runs = new MutationObserver(() => schedule(false));
+  if (app) runs.observe(app, { attributes: true, attributeFilter: ["data-test-script-state"] });
+  const settle = [setTimeout(() => schedule(false), 300), setTimeout(() => schedule(false), 1000)];
+  schedule(false);
   const stop = () => {
-    document.removeEventListener("scroll", soon, { capture: true });
-    window.removeEventListener("resize", soon);
-    marker.removeEventListener("focus", soon);
-    clearTimeout(settle);
+    document.removeEventListener("scroll", onMove, { capture: true });
+    window.removeEventListener("resize", onMove);
+    marker.removeEventListener("focus", onMove);
+    runs.disconnect();
+    settle.forEach(clearTimeout);
     if (frame) cancelAnimationFrame(frame);
     if (running.get(key) === stop) running.delete(key);
   };
