@@ -189,6 +189,17 @@ def _deltas_by_root(frames: list[bytes]) -> dict[int, int]:
     return roots
 
 
+def _open_watched(browser, url: str) -> tuple[object, list[bytes]]:
+    """A new page on the app at 1366×768, drawn, with the list the server's websocket frames are appended to."""
+    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+    frames: list[bytes] = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: frames.append(frame)))
+    page.goto(url)
+    page.wait_for_selector(f"{CHART} svg.marks", timeout=STARTUP_SECONDS * 1000)
+    _settle(page)
+    return page, frames
+
+
 def _element_kinds(frames: list[bytes]) -> dict[str, int]:
     """How many elements of each kind (``metric``, ``vega_lite_chart``…) the server sent."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -207,13 +218,8 @@ def test_the_part_under_the_tuning_view_is_drawn_only_on_screen(browser, app_url
     """At 1366×768 the tuning view fills the screen: the cards and the tabs under it are not drawn, a threshold press
     sends nothing of them, and the page keeps its height; scrolling down draws them with the current numbers and the
     tab that was open. At 1920×1080 the cards are in sight and drawn, the tabs are not."""
-    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
-    frames: list[bytes] = []
-    page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: frames.append(frame)))
+    page, frames = _open_watched(browser, app_url)
     try:
-        page.goto(app_url)
-        page.wait_for_selector(f"{CHART} svg.marks", timeout=STARTUP_SECONDS * 1000)
-        _settle(page)
         page.wait_for_function("() => !document.querySelector('[data-testid=stMetric]')", timeout=30_000)
         main = page.locator("[data-testid='stMain']").first
         assert main.evaluate("node => node.scrollHeight") > 3 * HEIGHT  # room kept for what is not drawn
@@ -268,13 +274,8 @@ def test_a_threshold_change_reruns_only_the_tuning_view(browser, app_url: str, t
     """The strategy pickers, the thresholds, the replays and everything under them are one fragment: a new window, a
     strategy switch and a parameter change send nothing for the sidebar (its setups stay as drawn), and the setups
     file holds the thresholds, strategies and parameters as they are now."""
-    page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
-    frames: list[bytes] = []
-    page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: frames.append(frame)))
+    page, frames = _open_watched(browser, app_url)
     try:
-        page.goto(app_url)
-        page.wait_for_selector(f"{CHART} svg.marks", timeout=STARTUP_SECONDS * 1000)
-        _settle(page)
         window = page.get_by_role("spinbutton", name="Context window (tokens)")
         frames.clear()
         window.fill("150000")
