@@ -114,8 +114,7 @@ def tuning_view(inputs: Inputs, page: str) -> None:
     stay as drawn); when a widget inside changed something the rest of the page shows (``page``:
     :func:`.state.page_signature` without what this view draws, as the full run saw it), the whole page runs again
     instead."""
-    if state.page_signature(with_policy=False) != page:
-        st.rerun()
+    state.rerun_page_if_changed(page, with_policy=False)
     try:
         with section("Strategies"):
             choices = setups.choose_strategies()
@@ -165,8 +164,7 @@ def show_replays(inputs: Inputs, policy: settings.Policy, specs: list[setups.Set
     @st.fragment
     def cards(step: int) -> None:
         """The cards and the lesson."""
-        if state.page_signature() != page:
-            st.rerun()
+        state.rerun_page_if_changed(page)
         with section("Results"):
             st.subheader("Results", anchor="results")
             results.show_metric_cards(outcomes, policy.context_window)
@@ -176,8 +174,7 @@ def show_replays(inputs: Inputs, policy: settings.Policy, specs: list[setups.Set
     @st.fragment
     def tabs(step: int) -> None:
         """The analysis tabs (only the open one runs)."""
-        if state.page_signature() != page:
-            st.rerun()
+        state.rerun_page_if_changed(page)
         explore, inside, summary, cost_tab, sweep_tab, fleet_tab = navigation.analysis_tabs()
         if explore.open:
             with explore:

@@ -248,6 +248,13 @@ def page_signature(with_policy: bool = True) -> str:
     return "\n".join(parts)
 
 
+def rerun_page_if_changed(page: str, with_policy: bool = True) -> None:
+    """At the start of a fragment: when a widget inside it changed what the rest of the page shows (``page``: the
+    :func:`page_signature` the full run that drew the fragment saw; empty: no check), run the whole page again."""
+    if page and page_signature(with_policy) != page:
+        st.rerun()
+
+
 def is_strategy_key(key: str) -> bool:
     """True for the session-state key of a setup's strategy picker or of one of its parameters
     (``setup.<slot>.strategy``, ``setup.<slot>.<strategy>.<param>``: a strategy's name holds a dot)."""

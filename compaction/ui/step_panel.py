@@ -115,8 +115,7 @@ def explorer(runs: Sequence[views.Run], setup_colors: Mapping[str, str], runs_ke
     widget inside changed what the rest of the page shows (``page``: :func:`.state.page_signature` as the full run
     saw it), the whole page runs again instead.
     """
-    if page and state.page_signature() != page:
-        st.rerun()
+    state.rerun_page_if_changed(page)
     last_step = max(len(rep.steps) for _, rep in runs) - 1
     step = sync_step(last_step, views.default_step(runs))
     with section("Tokens chart"):
